@@ -1,0 +1,36 @@
+# The two commands of the README: `make run` (the main job) and `make test` (the tests).
+# Each creates .venv and installs what it needs; torch comes first from the local CPU wheel
+# so that nothing pulls a CUDA build.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PAPERSIFT := $(VENV)/bin/papersift
+SHARED_DATA ?= ../shared/data
+# The main job's sources; offline, use: make run SOURCES=file:$(SHARED_DATA)/arxiv-2025-2026.jsonl.gz
+SOURCES ?= arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML
+PYTEST_ARGS ?=
+
+.PHONY: install run test lint bench clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+run: install
+	$(PAPERSIFT) ingest $(SOURCES); status=$$?; \
+	  if [ $$status -ne 0 ] && [ $$status -ne 3 ]; then exit $$status; fi
+	$(PAPERSIFT) stats
+
+test: install
+	bash scripts/test-deps.sh
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+lint: install
+	$(VENV)/bin/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

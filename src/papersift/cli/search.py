@@ -1,0 +1,1 @@
+"""Commands of the search stage: embed, search, eval search."""

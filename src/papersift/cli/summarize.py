@@ -1,0 +1,1 @@
+"""Commands of the summaries stage: summarize, flag, eval tldr."""

@@ -1,0 +1,1 @@
+"""Commands of the topics stage: topics build/assign/list/show, eval topics."""

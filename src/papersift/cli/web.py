@@ -1,0 +1,1 @@
+"""Commands of the site: serve, build, update."""

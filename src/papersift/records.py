@@ -1,0 +1,77 @@
+"""The normalized paper record every source yields, and the report of a record a source skipped."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_NEW_ID = re.compile(r"^(\d{4}\.\d{4,5})(?:v(\d+))?$")
+_OLD_ID = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?$")
+_ID_PREFIX = re.compile(r"^(?:https?://(?:export\.)?arxiv\.org/abs/|arxiv:|oai:arXiv\.org:)", re.I)
+
+
+def split_arxiv_id(raw: str) -> tuple[str, int | None]:
+    """'http://arxiv.org/abs/2401.01234v3' -> ('2401.01234', 3). Raises ValueError if not an arXiv id."""
+    text = _ID_PREFIX.sub("", raw.strip())
+    for pattern in (_NEW_ID, _OLD_ID):
+        match = pattern.match(text)
+        if match:
+            return match.group(1), int(match.group(2)) if match.group(2) else None
+    raise ValueError(f"not an arXiv id: {raw!r}")
+
+
+@dataclass(slots=True)
+class PaperRecord:
+    """One paper as a source saw it. Text is kept exactly as given; cleaning happens at render time.
+
+    Dates are ISO strings: YYYY-MM-DD, or a full ISO timestamp where the source gives one.
+    `versions` is the history the source knows, as (version number, ISO date) pairs.
+    `extras` holds what only this source knows (upvotes, announce type, ...).
+    """
+
+    id: str
+    title: str
+    abstract: str
+    authors: list[str]
+    categories: list[str]
+    source: str
+    version: int | None = None
+    submitted: str | None = None
+    updated: str | None = None
+    announced: str | None = None
+    doi: str | None = None
+    comment: str | None = None
+    journal_ref: str | None = None
+    license: str | None = None
+    links: dict[str, str] = field(default_factory=dict)
+    versions: list[tuple[int, str | None]] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def primary_category(self) -> str | None:
+        return self.categories[0] if self.categories else None
+
+    def content_hash(self) -> str:
+        """A hash of everything but the source extras: equal hashes mean nothing to update."""
+        parts = (
+            self.id, self.version, self.title, self.abstract, "\x1f".join(self.authors),
+            " ".join(self.categories), self.submitted, self.updated, self.announced, self.doi,
+            self.comment, self.journal_ref, self.license, sorted(self.links.items()),
+            self.versions,
+        )
+        return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A record a source could not use: where it was (line, entry, page) and why."""
+
+    source: str
+    where: str
+    reason: str
+
+
+class SourceError(RuntimeError):
+    """An upstream service failed for good (after retries) or cannot be reached."""

@@ -1,0 +1,150 @@
+"""Every setting declared once (name, type, default, help), read from papersift.toml and PAPERSIFT_* variables."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    type: type
+    default: Any
+    help: str
+
+    @property
+    def env_var(self) -> str:
+        return "PAPERSIFT_" + self.name.upper()
+
+
+# The single declaration of every setting. `papersift settings` prints this table,
+# the README documents it, and papersift.toml / environment variables override it.
+SETTINGS: tuple[Setting, ...] = (
+    # -- storage
+    Setting("data_dir", str, "", "Folder for the database, indexes, exported models and caches "
+            "(default: the per-user data dir)."),
+    # -- ingestion
+    Setting("sources", str, "arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML",
+            "Space-separated SOURCE specs that `papersift update` ingests."),
+    Setting("since_days", int, 3, "How many days back `papersift update` asks the arXiv API for."),
+    Setting("arxiv_api_url", str, "https://export.arxiv.org/api/query", "arXiv API endpoint."),
+    Setting("oai_url", str, "https://oaipmh.arxiv.org/oai", "arXiv OAI-PMH endpoint."),
+    Setting("rss_url", str, "https://rss.arxiv.org/rss", "arXiv announcement feed base URL."),
+    Setting("hf_url", str, "https://huggingface.co/api/daily_papers",
+            "Hugging Face daily papers endpoint."),
+    Setting("request_delay", float, 3.0, "Seconds between requests to arXiv (arXiv asks for 3)."),
+    Setting("http_timeout", float, 30.0, "Seconds before an upstream request times out."),
+    Setting("http_retries", int, 5, "Retries on 429/5xx/timeouts before a source gives up."),
+    Setting("page_size", int, 200, "Records per page asked of the arXiv API."),
+    # -- embeddings and search
+    Setting("embedder", str, "local",
+            "Embedding backend: local (ONNX all-MiniLM-L6-v2), sentence-transformers, or openai."),
+    Setting("embed_quantize", bool, True,
+            "Use the int8 ONNX model when it stays within cosine 0.98 of full precision."),
+    Setting("embed_url", str, "", "OpenAI-compatible base URL for the openai embedder."),
+    Setting("embed_model", str, "all-MiniLM-L6-v2", "Model name sent to the openai embedder."),
+    Setting("embed_api_key", str, "", "API key for the openai embedder."),
+    Setting("embed_batch", int, 64, "Texts per embedding batch."),
+    Setting("threads", int, 2, "Threads for ONNX Runtime and BLAS (sized on purpose: they fight)."),
+    # -- summaries (LLM writer)
+    Setting("writer", str, "builtin", "Summary writer: builtin or llm."),
+    Setting("llm_url", str, "", "OpenAI-compatible base URL for the LLM writer and topic naming."),
+    Setting("llm_model", str, "", "Model name for the LLM writer."),
+    Setting("llm_api_key", str, "", "API key for the LLM endpoint."),
+    Setting("llm_concurrency", int, 4, "Concurrent LLM requests."),
+    Setting("llm_timeout", float, 60.0, "Seconds before an LLM request times out."),
+    # -- web
+    Setting("site_title", str, "papersift", "Title shown on every page."),
+    Setting("base_url", str, "http://127.0.0.1:8000", "Public URL of the site, used in feeds."),
+    Setting("admin_token", str, "", "Token required for writes (flags); empty disables writes."),
+    Setting("page_size_web", int, 50, "Papers per topic/author/search page."),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used."""
+
+
+def _coerce(setting: Setting, value: Any, where: str) -> Any:
+    if isinstance(value, setting.type) and not (setting.type is int and isinstance(value, bool)):
+        return value
+    text = str(value).strip()
+    try:
+        if setting.type is bool:
+            if text.lower() in {"1", "true", "yes", "on"}:
+                return True
+            if text.lower() in {"0", "false", "no", "off", ""}:
+                return False
+            raise ValueError(text)
+        return setting.type(text)
+    except ValueError:
+        raise SettingsError(
+            f"{setting.name} from {where}: {value!r} is not a valid {setting.type.__name__}"
+        ) from None
+
+
+@dataclass
+class Settings:
+    """Resolved settings: defaults, then papersift.toml, then environment, then explicit overrides."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def data_path(self) -> Path:
+        path = Path(self.values["data_dir"] or platformdirs.user_data_dir("papersift"))
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_path / "papersift.db"
+
+    def replace(self, **overrides: Any) -> Settings:
+        merged = dict(self.values)
+        for name, value in overrides.items():
+            if name not in _BY_NAME:
+                raise SettingsError(f"unknown setting {name!r}")
+            merged[name] = _coerce(_BY_NAME[name], value, "override")
+        return Settings(merged)
+
+
+def config_path(environ: dict[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get("PAPERSIFT_CONFIG", "papersift.toml"))
+
+
+def load_settings(
+    environ: dict[str, str] | None = None, config: Path | None = None, **overrides: Any
+) -> Settings:
+    """Resolve every declared setting; unknown keys in the config file are an error."""
+    env = os.environ if environ is None else environ
+    values = {s.name: s.default for s in SETTINGS}
+    path = config or config_path(env)
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: {exc}") from None
+        data = data.get("papersift", data)
+        for key, value in data.items():
+            if key not in _BY_NAME:
+                raise SettingsError(f"{path}: unknown setting {key!r}")
+            values[key] = _coerce(_BY_NAME[key], value, str(path))
+    for setting in SETTINGS:
+        if setting.env_var in env:
+            values[setting.name] = _coerce(setting, env[setting.env_var], setting.env_var)
+    return Settings(values).replace(**overrides)

@@ -1,0 +1,62 @@
+"""Paper sources: parse a SOURCE spec ('arxiv:cs.LG,cs.CL', 'file:PATH', ...) and open its record stream.
+
+Each source module exposes `open_source(arg, options, settings, client=None)` returning an
+iterator of PaperRecord | Skipped. Sources never touch the store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+
+import httpx
+
+from papersift.records import PaperRecord, Skipped
+from papersift.settings import Settings
+
+# kind -> (module, what the argument is)
+SOURCE_KINDS: dict[str, tuple[str, str]] = {
+    "arxiv": ("papersift.sources.arxiv_api", "comma-separated categories, e.g. arxiv:cs.LG,cs.CL"),
+    "oai": ("papersift.sources.oai", "an OAI-PMH set, e.g. oai:cs (with --since/--until)"),
+    "announce": ("papersift.sources.announce", "categories joined by '+' or ',', e.g. announce:cs.LG"),
+    "hf": ("papersift.sources.hf_daily", "a day, e.g. hf:2026-11-28 (default today)"),
+    "file": ("papersift.sources.files", "a JSON-lines file (.gz accepted), e.g. file:papers.jsonl.gz"),
+}
+
+
+class SpecError(ValueError):
+    """A SOURCE spec that names no known source or has a bad argument."""
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Options that apply to every source that understands them."""
+
+    since: date | None = None
+    until: date | None = None
+    limit: int | None = None  # stop after this many records (for trying a source out)
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """'arxiv:cs.LG' -> ('arxiv', 'cs.LG'); a bare existing path is taken as a file."""
+    kind, sep, arg = spec.partition(":")
+    if not sep or kind not in SOURCE_KINDS:
+        known = ", ".join(f"{k}:..." for k in SOURCE_KINDS)
+        raise SpecError(f"unknown source {spec!r}; expected one of {known}")
+    if kind != "hf" and not arg.strip():
+        raise SpecError(f"{kind}: needs an argument: {SOURCE_KINDS[kind][1]}")
+    return kind, arg.strip()
+
+
+def open_source(
+    spec: str,
+    options: SourceOptions,
+    settings: Settings,
+    client: httpx.Client | None = None,
+) -> Iterator[PaperRecord | Skipped]:
+    """The record stream of one SOURCE spec. Network sources use `client` when given (tests)."""
+    kind, arg = parse_spec(spec)
+    module = importlib.import_module(SOURCE_KINDS[kind][0])
+    return module.open_source(arg, options, settings, client=client)

@@ -1,0 +1,189 @@
+"""Local JSON-lines files: the arXiv bulk metadata snapshot layout and papersift's recent-papers layout."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import re
+from collections.abc import Iterator
+from datetime import date
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
+from papersift.settings import Settings
+from papersift.sources import SourceOptions
+
+# arXiv category codes ('cs.LG', 'hep-th', 'math.AG'); lists also carry ACM/MSC class codes.
+_CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
+_PARENS = re.compile(r"\([^()]*\)")
+_AUTHOR_SPLIT = re.compile(r",|;|\band\b|&")
+
+
+def open_source(
+    arg: str, options: SourceOptions, settings: Settings, client: httpx.Client | None = None
+) -> Iterator[PaperRecord | Skipped]:
+    path = Path(arg).expanduser()
+    if not path.is_file():
+        raise SourceError(f"file not found: {path}")
+    return read_jsonl(path, options)
+
+
+def _open(path: Path) -> IO[str]:
+    with path.open("rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
+    return path.open("r", encoding="utf-8", errors="replace")
+
+
+def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator[PaperRecord | Skipped]:
+    """Yield one record per line; a line that is not a usable paper is yielded as Skipped."""
+    emitted = 0
+    try:
+        with _open(path) as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path.name}:{number}"
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    yield Skipped("file", where, f"not valid JSON ({exc.msg})")
+                    continue
+                try:
+                    record = parse_object(data)
+                except ValueError as exc:
+                    yield Skipped("file", where, str(exc))
+                    continue
+                if not _in_range(record, options):
+                    continue
+                yield record
+                emitted += 1
+                if options.limit and emitted >= options.limit:
+                    return
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        # A truncated .gz ends the stream; what was read is kept and the cause reported.
+        yield Skipped("file", f"{path.name}", f"file ends early or is unreadable ({exc})")
+
+
+def _in_range(record: PaperRecord, options: SourceOptions) -> bool:
+    day = (record.announced or record.submitted or "")[:10]
+    if options.since and day and day < options.since.isoformat():
+        return False
+    return not (options.until and day and day > options.until.isoformat())
+
+
+def parse_object(data: Any) -> PaperRecord:
+    """One JSON object in either layout -> PaperRecord; ValueError says what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError("line is not a JSON object")
+    raw_id = data.get("id")
+    if not isinstance(raw_id, str) or not raw_id.strip():
+        raise ValueError("missing id")
+    try:
+        paper_id, version = split_arxiv_id(raw_id)
+    except ValueError as exc:
+        raise ValueError(str(exc)) from None
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"{paper_id}: missing title")
+    abstract = data.get("abstract") or ""
+    if not isinstance(abstract, str):
+        raise ValueError(f"{paper_id}: abstract is not text")
+    if "versions" in data or "update_date" in data or isinstance(data.get("authors"), str):
+        return _snapshot_record(data, paper_id, version, title, abstract)
+    return _recent_record(data, paper_id, version, title, abstract)
+
+
+def _recent_record(
+    data: dict[str, Any], paper_id: str, version: int | None, title: str, abstract: str
+) -> PaperRecord:
+    authors = data.get("authors") or []
+    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
+        raise ValueError(f"{paper_id}: authors is not a list of names")
+    categories = data.get("categories") or []
+    if isinstance(categories, str):
+        categories = categories.split()
+    announced = _iso_day(data.get("announced"), paper_id, "announced")
+    return PaperRecord(
+        id=paper_id, version=version, title=title, abstract=abstract,
+        authors=[a.strip() for a in authors if a.strip()],
+        categories=[c for c in categories if isinstance(c, str) and _CATEGORY.match(c)],
+        source="file", announced=announced, comment=_text(data.get("comment")),
+        doi=_text(data.get("doi")), journal_ref=_text(data.get("journal_ref")),
+        links=_arxiv_links(paper_id),
+    )
+
+
+def _snapshot_record(
+    data: dict[str, Any], paper_id: str, version: int | None, title: str, abstract: str
+) -> PaperRecord:
+    authors_raw = data.get("authors") or ""
+    if isinstance(authors_raw, list):
+        authors = [a for a in authors_raw if isinstance(a, str)]
+    else:
+        authors = split_author_string(str(authors_raw))
+    history: list[tuple[int, str | None]] = []
+    for entry in data.get("versions") or []:
+        try:
+            number = int(str(entry["version"]).lstrip("v"))
+            created = parsedate_to_datetime(entry["created"]).date().isoformat()
+        except (KeyError, TypeError, ValueError, IndexError):
+            raise ValueError(f"{paper_id}: invalid version entry {entry!r}") from None
+        history.append((number, created))
+    history.sort()
+    update_date = _iso_day(data.get("update_date"), paper_id, "update_date")
+    categories = str(data.get("categories") or "").split()
+    return PaperRecord(
+        id=paper_id, version=history[-1][0] if history else version, title=title,
+        abstract=abstract, authors=authors,
+        categories=[c for c in categories if _CATEGORY.match(c)], source="snapshot",
+        submitted=history[0][1] if history else None,
+        updated=history[-1][1] if history else update_date,
+        doi=_text(data.get("doi")), comment=_text(data.get("comments")),
+        journal_ref=_text(data.get("journal-ref")), license=_text(data.get("license")),
+        links=_arxiv_links(paper_id), versions=history,
+    )
+
+
+def split_author_string(text: str) -> list[str]:
+    """'A. Smith (MIT), B. Jones and C. Wu' -> ['A. Smith', 'B. Jones', 'C. Wu']."""
+    flat = " ".join(text.split())
+    while True:  # affiliations can nest: 'X (Dept (Univ))'
+        stripped = _PARENS.sub("", flat)
+        if stripped == flat:
+            break
+        flat = stripped
+    names: list[str] = []
+    for part in _AUTHOR_SPLIT.split(flat):
+        name = part.strip()
+        if name.rstrip(".").lower() in {"jr", "sr", "ii", "iii"} and names:
+            names[-1] += f", {name}"
+        elif len(name) > 1:
+            names.append(name)
+    return names
+
+
+def _iso_day(value: Any, paper_id: str, name: str) -> str | None:
+    if value in (None, ""):
+        return None
+    try:
+        return date.fromisoformat(str(value)[:10]).isoformat()
+    except ValueError:
+        raise ValueError(f"{paper_id}: invalid {name} date {value!r}") from None
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _arxiv_links(paper_id: str) -> dict[str, str]:
+    return {"abs": f"https://arxiv.org/abs/{paper_id}", "pdf": f"https://arxiv.org/pdf/{paper_id}"}

@@ -1,0 +1,118 @@
+"""The SQLite connection: WAL mode, numbered migrations applied on open, and transactions."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+class StoreError(RuntimeError):
+    """The database cannot be opened or is from a newer papersift."""
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(number, file name, SQL) for every packaged migration, in order."""
+    found = []
+    for entry in resources.files("papersift.store.migrations").iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort()
+    numbers = [n for n, _, _ in found]
+    if len(set(numbers)) != len(numbers):
+        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
+    return found
+
+
+def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
+    """Open the database, migrating it to the newest schema unless read-only."""
+    path = Path(path)
+    if readonly:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    if not readonly:
+        migrate(conn)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations the database lacks, each in its own transaction; returns their names."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
+    known = migrations()
+    newest = max((n for n, _, _ in known), default=0)
+    if applied and max(applied) > newest:
+        raise StoreError(
+            f"database schema {max(applied)} is newer than this papersift ({newest}); upgrade papersift"
+        )
+    done = []
+    for number, name, sql in known:
+        if number in applied:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # executescript would commit on its own; run the statements inside our transaction.
+            for statement in _split_sql(sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations(number, name, applied_at) VALUES (?, ?, ?)",
+                (number, name, utc_now()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done.append(name)
+    return done
+
+
+def _split_sql(script: str) -> Iterator[str]:
+    """Split a migration into statements; CREATE TRIGGER bodies contain ';' so use sqlite's own test."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if not buffer and line.strip().startswith("--"):
+            continue
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                yield buffer.strip()
+            buffer = ""
+    if buffer.strip():
+        yield buffer.strip()
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any error (including KeyboardInterrupt)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

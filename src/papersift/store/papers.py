@@ -1,0 +1,432 @@
+"""Papers in the store: batch upsert with merge and duplicate linking, and the reads stages need."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from papersift.records import PaperRecord
+from papersift.store.db import transaction, utc_now
+
+# When two sources disagree about a paper's text and neither gives a newer version, the
+# one that is closer to arXiv's own record wins. Higher wins; unknown sources rank lowest.
+SOURCE_RANK = {"arxiv": 50, "oai": 50, "snapshot": 40, "announce": 30, "file": 20, "hf": 10}
+
+_CHUNK = 500  # SQLite's default limit on bound variables is generous, but keep IN lists short.
+_SCALARS = (
+    "title", "abstract", "primary_category", "submitted", "updated", "doi", "comment",
+    "journal_ref", "license",
+)
+
+
+def source_kind(source: str) -> str:
+    """'file:/x/y.jsonl' -> 'file'; 'arxiv' -> 'arxiv'."""
+    return source.split(":", 1)[0]
+
+
+def slugify(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug or "x"
+
+
+def norm_title_key(title: str, authors: Sequence[str]) -> str | None:
+    """Normalized title + first author's surname: the fallback identity for duplicates."""
+    words = re.sub(r"\\[a-zA-Z]+|[^\w]+", " ", unicodedata.normalize("NFKC", title).lower()).split()
+    if len(words) < 3 or not authors:
+        return None
+    surname = slugify(authors[0].split()[-1]) if authors[0].split() else ""
+    return " ".join(words) + "|" + surname
+
+
+@dataclass
+class UpsertReport:
+    """What one batch did to the store."""
+
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (paper, duplicate of)
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _record_hash(record: PaperRecord, extras_json: str) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(record.content_hash().encode())
+    digest.update(extras_json.encode())
+    return digest.hexdigest()
+
+
+class PapersStore:
+    """Mixin of Store: everything about papers, authors, categories, versions and sources."""
+
+    conn: sqlite3.Connection
+
+    # ---------------------------------------------------------------- writes
+    def upsert_papers(self, records: Sequence[PaperRecord]) -> UpsertReport:
+        """Insert or merge a batch of records in one transaction.
+
+        The newest version (then the higher-ranked source) wins the text; empty fields never
+        erase known ones; version history and sources accumulate. A record its source already
+        gave unchanged costs one indexed lookup and nothing else.
+        """
+        report = UpsertReport()
+        if not records:
+            return report
+        with transaction(self.conn):
+            self._upsert(records, report)
+        return report
+
+    def _upsert(self, records: Sequence[PaperRecord], report: UpsertReport) -> None:
+        conn = self.conn
+        prepared = []
+        for record in records:
+            extras_json = json.dumps(record.extras, sort_keys=True, ensure_ascii=False)
+            prepared.append((record, extras_json, _record_hash(record, extras_json)))
+
+        seen = self._source_hashes([(r.source, r.id) for r, _, _ in prepared])
+        todo = [(r, e, h) for r, e, h in prepared if seen.get((r.source, r.id)) != h]
+        report.unchanged += len(prepared) - len(todo)
+        if not todo:
+            return
+        current = self._current_rows([r.id for r, _, _ in todo])
+        author_ids = self._author_ids([name for r, _, _ in todo for name in r.authors])
+
+        for record, extras_json, record_hash in todo:
+            row = current.get(record.id)
+            if row is None:
+                self._insert_paper(record, author_ids, report)
+                report.new.append(record.id)
+                current[record.id] = self._row(record.id)
+            else:
+                changed = self._merge_paper(row, record, author_ids)
+                if changed:
+                    current[record.id] = self._row(record.id)
+                old_extras = conn.execute(
+                    "SELECT extras FROM paper_sources WHERE paper_id = ? AND source = ?",
+                    (record.id, record.source),
+                ).fetchone()
+                if changed or (old_extras is not None and old_extras[0] != extras_json):
+                    report.updated.append(record.id)
+                else:
+                    report.unchanged += 1
+            self._add_versions(record)
+            conn.execute(
+                "INSERT INTO paper_sources(paper_id, source, record_hash, extras) VALUES (?,?,?,?)"
+                " ON CONFLICT(paper_id, source) DO UPDATE SET"
+                " record_hash = excluded.record_hash, extras = excluded.extras",
+                (record.id, record.source, record_hash, extras_json),
+            )
+
+    def _source_hashes(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        found: dict[tuple[str, str], str] = {}
+        by_source: dict[str, list[str]] = {}
+        for source, paper_id in keys:
+            by_source.setdefault(source, []).append(paper_id)
+        for source, ids in by_source.items():
+            for chunk in _chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                for paper_id, record_hash in self.conn.execute(
+                    f"SELECT paper_id, record_hash FROM paper_sources"
+                    f" WHERE source = ? AND paper_id IN ({marks})", (source, *chunk)
+                ):
+                    found[(source, paper_id)] = record_hash
+        return found
+
+    def _current_rows(self, ids: list[str]) -> dict[str, sqlite3.Row]:
+        rows: dict[str, sqlite3.Row] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(f"SELECT * FROM papers WHERE id IN ({marks})", chunk):
+                rows[row["id"]] = row
+        return rows
+
+    def _row(self, paper_id: str) -> sqlite3.Row:
+        return self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
+
+    def _author_ids(self, names: list[str]) -> dict[str, int]:
+        """Ids for these author names, creating the missing ones with unique slugs."""
+        unique = list(dict.fromkeys(n for n in names if n))
+        ids: dict[str, int] = {}
+        for chunk in _chunks(unique):
+            marks = ",".join("?" * len(chunk))
+            for author_id, name in self.conn.execute(
+                f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
+            ):
+                ids[name] = author_id
+        missing = [n for n in unique if n not in ids]
+        if not missing:
+            return ids
+        wanted = {name: slugify(name) for name in missing}
+        taken: set[str] = set()
+        for chunk in _chunks(list(set(wanted.values()))):
+            marks = ",".join("?" * len(chunk))
+            taken.update(r[0] for r in self.conn.execute(
+                f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
+        for name in missing:
+            slug, n = wanted[name], 1
+            while slug in taken or (n > 1 and self.conn.execute(
+                    "SELECT 1 FROM authors WHERE slug = ?", (slug,)).fetchone()):
+                n += 1
+                slug = f"{wanted[name]}-{n}"
+            taken.add(slug)
+            cursor = self.conn.execute(
+                "INSERT INTO authors(name, slug) VALUES (?, ?)", (name, slug))
+            ids[name] = cursor.lastrowid
+        return ids
+
+    def _find_original(self, record: PaperRecord, norm_key: str | None) -> str | None:
+        """An already stored paper under another id with the same DOI or title+first author."""
+        if record.doi:
+            row = self.conn.execute(
+                "SELECT id FROM papers WHERE lower(doi) = lower(?) AND id != ?"
+                " AND duplicate_of IS NULL ORDER BY pk LIMIT 1", (record.doi, record.id),
+            ).fetchone()
+            if row:
+                return row[0]
+        if norm_key:
+            row = self.conn.execute(
+                "SELECT id FROM papers WHERE norm_key = ? AND id != ? AND duplicate_of IS NULL"
+                " ORDER BY pk LIMIT 1", (norm_key, record.id),
+            ).fetchone()
+            if row:
+                return row[0]
+        return None
+
+    def _insert_paper(
+        self, record: PaperRecord, author_ids: dict[str, int], report: UpsertReport
+    ) -> None:
+        norm_key = norm_title_key(record.title, record.authors)
+        original = self._find_original(record, norm_key)
+        if original:
+            report.duplicates.append((record.id, original))
+        self.conn.execute(
+            "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"
+            " primary_category, submitted, updated, announced, doi, comment, journal_ref, license,"
+            " links, norm_key, duplicate_of, sort_date) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                record.id, record.version, record.source, record.title, record.abstract,
+                ", ".join(record.authors), record.primary_category, record.submitted,
+                record.updated, record.announced, record.doi, record.comment, record.journal_ref,
+                record.license, json.dumps(record.links, sort_keys=True), norm_key, original,
+                _sort_date(record.announced, record.submitted),
+            ),
+        )
+        self._write_people_and_categories(record, author_ids)
+
+    def _write_people_and_categories(
+        self, record: PaperRecord, author_ids: dict[str, int]
+    ) -> None:
+        names = [n for n in record.authors if n]
+        self.conn.executemany(
+            "INSERT INTO paper_authors(paper_id, position, author_id) VALUES (?,?,?)",
+            [(record.id, i, author_ids[name]) for i, name in enumerate(names)],
+        )
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO paper_categories(paper_id, category, position) VALUES (?,?,?)",
+            [(record.id, c, i) for i, c in enumerate(dict.fromkeys(record.categories))],
+        )
+
+    def _merge_paper(
+        self, row: sqlite3.Row, record: PaperRecord, author_ids: dict[str, int]
+    ) -> bool:
+        """Merge a record into the stored paper; True if anything visible changed."""
+        current_rank = (row["version"] or 0, SOURCE_RANK.get(source_kind(row["text_source"]), 0))
+        incoming_rank = (record.version or 0, SOURCE_RANK.get(source_kind(record.source), 0))
+        wins = incoming_rank >= current_rank
+        new_values = {
+            "title": record.title, "abstract": record.abstract,
+            "primary_category": record.primary_category, "submitted": record.submitted,
+            "updated": record.updated, "doi": record.doi, "comment": record.comment,
+            "journal_ref": record.journal_ref, "license": record.license,
+        }
+        merged: dict[str, Any] = {}
+        for name in _SCALARS:
+            old, new = row[name], new_values[name]
+            merged[name] = (new if new not in (None, "") else old) if wins else (
+                old if old not in (None, "") else new)
+        # The first announcement is the news; replacements are re-announced later.
+        known = [d for d in (row["announced"], record.announced) if d]
+        merged["announced"] = min(known) if known else None
+        links = json.loads(row["links"])
+        links = {**links, **record.links} if wins else {**record.links, **links}
+        merged["links"] = json.dumps(links, sort_keys=True)
+        merged["version"] = max(row["version"] or 0, record.version or 0) or None
+        merged["text_source"] = record.source if wins else row["text_source"]
+        authors_change = wins and record.authors and ", ".join(record.authors) != row["authors_text"]
+        merged["authors_text"] = ", ".join(record.authors) if authors_change else row["authors_text"]
+        merged["norm_key"] = norm_title_key(
+            merged["title"], record.authors if authors_change else merged["authors_text"].split(", ")
+        )
+        merged["sort_date"] = _sort_date(merged["announced"], merged["submitted"])
+        categories_change = wins and record.categories and record.categories != self._categories(
+            record.id)
+        changed_fields = {k: v for k, v in merged.items() if row[k] != v}
+        if changed_fields:
+            assignments = ", ".join(f"{k} = ?" for k in changed_fields)
+            self.conn.execute(
+                f"UPDATE papers SET {assignments} WHERE id = ?", (*changed_fields.values(), record.id)
+            )
+        if authors_change:
+            self.conn.execute("DELETE FROM paper_authors WHERE paper_id = ?", (record.id,))
+        if categories_change:
+            self.conn.execute("DELETE FROM paper_categories WHERE paper_id = ?", (record.id,))
+        if authors_change or categories_change:
+            self._write_people_and_categories(
+                PaperRecord(
+                    id=record.id, title="", abstract="", source=record.source,
+                    authors=record.authors if authors_change else [],
+                    categories=record.categories if categories_change else [],
+                ),
+                author_ids,
+            )
+        # 'source' and 'text_source' bookkeeping alone is not a visible change.
+        visible = set(changed_fields) - {"text_source"}
+        return bool(visible or authors_change or categories_change)
+
+    def _categories(self, paper_id: str) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT category FROM paper_categories WHERE paper_id = ? ORDER BY position",
+            (paper_id,))]
+
+    def _add_versions(self, record: PaperRecord) -> None:
+        history = list(record.versions)
+        if record.version and all(v != record.version for v, _ in history):
+            history.append((record.version, record.submitted if record.version == 1 else None))
+        if history:
+            self.conn.executemany(
+                "INSERT INTO paper_versions(paper_id, version, date) VALUES (?,?,?)"
+                " ON CONFLICT(paper_id, version) DO UPDATE SET date = coalesce(date, excluded.date)",
+                [(record.id, v, d) for v, d in history],
+            )
+
+    def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
+        with transaction(self.conn):
+            cursor = self.conn.execute(
+                "INSERT INTO ingest_runs(started_at, finished_at, sources, report) VALUES (?,?,?,?)",
+                (started_at, utc_now(), json.dumps(sources), json.dumps(report)),
+            )
+        return int(cursor.lastrowid)
+
+    # ----------------------------------------------------------------- reads
+    def count_papers(self, include_duplicates: bool = False) -> int:
+        where = "" if include_duplicates else " WHERE duplicate_of IS NULL"
+        return self.conn.execute(f"SELECT count(*) FROM papers{where}").fetchone()[0]
+
+    def get_paper(self, paper_id: str) -> dict[str, Any] | None:
+        """The whole stored paper: fields, ordered authors with slugs, categories, versions, sources."""
+        row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
+        if row is None:
+            return None
+        paper = dict(row)
+        paper.pop("pk")
+        paper["links"] = json.loads(paper["links"])
+        paper["authors"] = [
+            {"name": name, "slug": slug} for name, slug in self.conn.execute(
+                "SELECT a.name, a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
+                " WHERE pa.paper_id = ? ORDER BY pa.position", (paper_id,))
+        ]
+        paper["categories"] = self._categories(paper_id)
+        paper["versions"] = [
+            {"version": v, "date": d} for v, d in self.conn.execute(
+                "SELECT version, date FROM paper_versions WHERE paper_id = ? ORDER BY version",
+                (paper_id,))
+        ]
+        paper["sources"] = {
+            source: json.loads(extras) for source, extras in self.conn.execute(
+                "SELECT source, extras FROM paper_sources WHERE paper_id = ? ORDER BY source",
+                (paper_id,))
+        }
+        paper["duplicates"] = [r[0] for r in self.conn.execute(
+            "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY id", (paper_id,))]
+        return paper
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by source, primary category and month of announcement (or submission)."""
+        conn = self.conn
+        total = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+        duplicates = conn.execute(
+            "SELECT count(*) FROM papers WHERE duplicate_of IS NOT NULL").fetchone()[0]
+        by_source: dict[str, int] = {}
+        for source, n in conn.execute(
+            "SELECT source, count(*) FROM paper_sources GROUP BY source ORDER BY source"
+        ):
+            kind = source_kind(source)
+            by_source[kind] = by_source.get(kind, 0) + n
+        return {
+            "papers": total,
+            "distinct_papers": total - duplicates,
+            "duplicates": duplicates,
+            "authors": conn.execute("SELECT count(*) FROM authors").fetchone()[0],
+            "by_source": by_source,
+            "by_category": dict(conn.execute(
+                "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
+                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 2 DESC, 1")),
+            "by_month": dict(conn.execute(
+                "SELECT coalesce(substr(sort_date, 1, 7), '?'), count(*) FROM papers"
+                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 1")),
+        }
+
+    def iter_papers(
+        self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
+    ) -> Iterable[dict[str, Any]]:
+        """Papers (not duplicates) in pk order, as dicts with `authors` as a list of names.
+
+        The common read of the stages: id, version, title, abstract, authors, primary_category,
+        categories are not included (use get_paper), sort_date.
+        """
+        clauses, params = ["duplicate_of IS NULL"], []
+        if since:
+            clauses.append("sort_date >= ?")
+            params.append(since)
+        if ids is not None:
+            for chunk in _chunks(list(ids)):
+                marks = ",".join("?" * len(chunk))
+                yield from self._paper_dicts(
+                    f"SELECT * FROM papers WHERE id IN ({marks}) AND {' AND '.join(clauses)}"
+                    " ORDER BY pk", (*chunk, *params))
+            return
+        last = 0
+        while True:
+            rows = list(self._paper_dicts(
+                f"SELECT * FROM papers WHERE pk > ? AND {' AND '.join(clauses)} ORDER BY pk LIMIT ?",
+                (last, *params, batch)))
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1]["pk"]
+
+    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
+        for row in self.conn.execute(sql, params).fetchall():
+            paper = dict(row)
+            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
+            paper["links"] = json.loads(paper["links"])
+            yield paper
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every table's rows in a canonical order, for comparing two stores (tests, backups)."""
+        tables = {
+            "papers": "SELECT * FROM papers ORDER BY id",
+            "paper_versions": "SELECT * FROM paper_versions ORDER BY 1, 2",
+            "authors": "SELECT * FROM authors ORDER BY id",
+            "paper_authors": "SELECT * FROM paper_authors ORDER BY 1, 2",
+            "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
+            "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
+            "papers_fts": "SELECT rowid, * FROM papers_fts ORDER BY rowid",
+        }
+        return {name: [tuple(r) for r in self.conn.execute(sql)] for name, sql in tables.items()}
+
+
+def _sort_date(announced: str | None, submitted: str | None) -> str | None:
+    date = announced or submitted
+    return date[:10] if date else None
