@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -75,7 +77,7 @@ def ingest(
                 on_batch(report)
 
         try:
-            for item in open_source(spec, options, settings, client=client):
+            for item in _prefetched(open_source(spec, options, settings, client=client)):
                 if isinstance(item, Skipped):
                     report.skipped.append({"source": spec, "where": item.where, "reason": item.reason})
                     continue
@@ -89,3 +91,52 @@ def ingest(
     report.seconds = time.perf_counter() - started
     store.record_ingest_run(list(specs), started_at, report.as_dict())
     return report
+
+
+_DONE = object()
+
+
+def _prefetched(items: Iterable[object], depth: int = 4096) -> Iterator[object]:
+    """Iterate `items` in a background thread, so parsing overlaps with SQLite writes.
+
+    sqlite3 releases the GIL while a statement runs, so on two cores this nearly hides the
+    cost of decompressing and parsing. Errors of the producer are re-raised here.
+    """
+    buffer: queue.Queue[object] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    failure: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            for item in items:
+                while not stop.is_set():
+                    try:
+                        buffer.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+        except BaseException as exc:  # noqa: BLE001 (handed to the consumer)
+            failure.append(exc)
+        finally:
+            while not stop.is_set():
+                try:
+                    buffer.put(_DONE, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+
+    thread = threading.Thread(target=produce, name="ingest-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = buffer.get()
+            if item is _DONE:
+                break
+            yield item
+        if failure:
+            raise failure[0]
+    finally:
+        # The producer sees the flag within 0.1 s (or when its current read returns) and ends.
+        stop.set()

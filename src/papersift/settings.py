@@ -41,6 +41,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("request_delay", float, 3.0, "Seconds between requests to arXiv (arXiv asks for 3)."),
     Setting("http_timeout", float, 30.0, "Seconds before an upstream request times out."),
     Setting("http_retries", int, 5, "Retries on 429/5xx/timeouts before a source gives up."),
+    Setting("http_backoff", float, 2.0, "First retry wait in seconds; doubles per retry (capped at 60)."),
     Setting("page_size", int, 200, "Records per page asked of the arXiv API."),
     # -- embeddings and search
     Setting("embedder", str, "local",

@@ -21,7 +21,9 @@ def _day(value: str | None, name: str) -> date | None:
     try:
         return datetime.strptime(value, "%Y-%m-%d").date()
     except ValueError:
-        raise common.fail(f"{name} must be a date like 2026-11-01, not {value!r}", common.EXIT_USAGE)
+        raise common.fail(
+            f"{name} must be a date like 2026-11-01, not {value!r}", common.EXIT_USAGE
+        ) from None
 
 
 @app.command("ingest")

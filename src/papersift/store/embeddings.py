@@ -3,9 +3,80 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from papersift.store.db import transaction, utc_now
 
 
 class EmbeddingsStore:
-    """Mixin of Store (see papersift.store)."""
+    """Mixin of Store (see papersift.store). Vectors are float32 little-endian blobs."""
 
     conn: sqlite3.Connection
+
+    def iter_embedding_inputs(
+        self, model: str, batch: int = 512
+    ) -> Iterator[list[tuple[str, str, str, str | None]]]:
+        """Batches of (paper_id, title, abstract, stored text_hash or None) for every paper
+        that is not a duplicate; the stage decides what is missing or stale by the hash."""
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                "SELECT p.pk, p.id, p.title, p.abstract, e.text_hash FROM papers p"
+                " LEFT JOIN embeddings e ON e.paper_id = p.id AND e.model = ?"
+                " WHERE p.pk > ? AND p.duplicate_of IS NULL ORDER BY p.pk LIMIT ?",
+                (model, last, batch),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(r[1], r[2], r[3], r[4]) for r in rows]
+
+    def put_embeddings(
+        self, model: str, rows: Sequence[tuple[str, str, np.ndarray]]
+    ) -> None:
+        """Store (paper_id, text_hash, vector) rows in one transaction, replacing older ones."""
+        now = utc_now()
+        with transaction(self.conn):
+            self.conn.executemany(
+                "INSERT INTO embeddings(paper_id, model, text_hash, dim, vector, created_at)"
+                " VALUES (?,?,?,?,?,?) ON CONFLICT(paper_id, model) DO UPDATE SET"
+                " text_hash = excluded.text_hash, dim = excluded.dim, vector = excluded.vector,"
+                " created_at = excluded.created_at",
+                [
+                    (pid, model, text_hash, int(vec.shape[0]),
+                     np.asarray(vec, dtype="<f4").tobytes(), now)
+                    for pid, text_hash, vec in rows
+                ],
+            )
+
+    def embedding_matrix(
+        self, model: str, ids: Sequence[str] | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
+        sql = (
+            "SELECT e.paper_id, e.dim, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+            " WHERE e.model = ? AND p.duplicate_of IS NULL"
+        )
+        params: list[object] = [model]
+        if ids is not None:
+            wanted = set(ids)
+            rows = [r for r in self.conn.execute(sql + " ORDER BY p.pk", params) if r[0] in wanted]
+        else:
+            rows = self.conn.execute(sql + " ORDER BY p.pk", params).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        dim = rows[0][1]
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        return [r[0] for r in rows], matrix.astype(np.float32, copy=False)
+
+    def get_embedding(self, paper_id: str, model: str) -> np.ndarray | None:
+        row = self.conn.execute(
+            "SELECT vector FROM embeddings WHERE paper_id = ? AND model = ?", (paper_id, model)
+        ).fetchone()
+        return None if row is None else np.frombuffer(row[0], dtype="<f4").copy()
+
+    def count_embeddings(self, model: str) -> int:
+        return self.conn.execute(
+            "SELECT count(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]

@@ -1,11 +1,339 @@
-"""Read queries for the web pages: listings, days, authors, feeds."""
+"""Read queries for the web pages: listings, days, topics, sections, authors, sitemap, feeds."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from papersift.store.db import transaction, utc_now
+
+# Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
+_LISTING = (
+    "p.id, p.title, p.abstract, p.authors_text, p.sort_date, p.announced, p.primary_category"
+)
+_LIVE = "p.duplicate_of IS NULL"
+_CHUNK = 500
+
+
+def _marks(items: Sequence[Any]) -> str:
+    return ",".join("?" * len(items))
+
+
+def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start:start + _CHUNK]
 
 
 class PagesStore:
-    """Mixin of Store (see papersift.store)."""
+    """Mixin of Store (see papersift.store). Only reads, except for the admin's summary flag."""
 
     conn: sqlite3.Connection
+
+    # ------------------------------------------------------------- decorate
+    def listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Add to listing rows: first three authors with slugs, visible summary, topic and section."""
+        ids = [r["id"] for r in rows]
+        if not ids:
+            return rows
+        lead: dict[str, list[dict[str, str]]] = {}
+        summaries: dict[str, dict[str, Any]] = {}
+        topics: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(ids):
+            marks = _marks(chunk)
+            for pid, name, slug in self.conn.execute(
+                "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
+                " JOIN authors a ON a.id = pa.author_id"
+                f" WHERE pa.paper_id IN ({marks}) AND pa.position < 3"
+                " ORDER BY pa.paper_id, pa.position", chunk):
+                lead.setdefault(pid, []).append({"name": name, "slug": slug})
+            for row in self.conn.execute(
+                "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
+                f" FROM summaries WHERE hidden = 0 AND paper_id IN ({marks})", chunk):
+                summaries[row["paper_id"]] = dict(row)
+            for row in self.conn.execute(
+                "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
+                " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
+                " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+                " LEFT JOIN sections s ON s.id = t.section_id"
+                f" WHERE pt.paper_id IN ({marks})", chunk):
+                topics[row["paper_id"]] = dict(row)
+        for row in rows:
+            row["lead_authors"] = lead.get(row["id"], [])
+            row["n_authors"] = len([a for a in row["authors_text"].split(", ") if a])
+            row["summary"] = summaries.get(row["id"])
+            row["topic"] = topics.get(row["id"])
+        return rows
+
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        return self.listing_extras([dict(r) for r in self.conn.execute(sql, params)])
+
+    # ------------------------------------------------------------------ days
+    def latest_day(self) -> str | None:
+        """The newest announcement (else submission) day that has a paper."""
+        row = self.conn.execute(
+            f"SELECT max(sort_date) FROM papers p WHERE {_LIVE}").fetchone()
+        return row[0] if row else None
+
+    def day_neighbours(self, day: str) -> tuple[str | None, str | None]:
+        """(previous day with papers, next day with papers)."""
+        prev = self.conn.execute(
+            "SELECT max(sort_date) FROM papers WHERE sort_date < ?", (day,)).fetchone()[0]
+        nxt = self.conn.execute(
+            "SELECT min(sort_date) FROM papers WHERE sort_date > ?", (day,)).fetchone()[0]
+        return prev, nxt
+
+    def day_papers(self, day: str) -> list[dict[str, Any]]:
+        """Every paper of this day, by id, with authors, summary and topic."""
+        return self._rows(
+            f"SELECT {_LISTING} FROM papers p WHERE p.sort_date = ? AND {_LIVE} ORDER BY p.id",
+            (day,))
+
+    def all_days(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT DISTINCT sort_date FROM papers WHERE sort_date IS NOT NULL"
+            " AND duplicate_of IS NULL ORDER BY 1 DESC")]
+
+    # ---------------------------------------------------------------- topics
+    def has_topics(self) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM topics t WHERE t.retired_build IS NULL"
+            " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.topic_id = t.id) LIMIT 1"
+        ).fetchone() is not None
+
+    def last_topic_build_at(self) -> str | None:
+        return self.conn.execute("SELECT max(created_at) FROM topic_builds").fetchone()[0]
+
+    def topic_sizes(self) -> dict[int, int]:
+        return dict(self.conn.execute(
+            "SELECT topic_id, count(*) FROM paper_topics GROUP BY topic_id"))
+
+    def sections_and_topics(self) -> list[dict[str, Any]]:
+        """Sections in order, each with its live topics (id, slug, label, is_other)."""
+        sections: dict[int | None, dict[str, Any]] = {}
+        for row in self.conn.execute(
+                "SELECT id, slug, label, position FROM sections ORDER BY position, label"):
+            sections[row["id"]] = {**dict(row), "topics": []}
+        for row in self.conn.execute(
+                "SELECT id, slug, coalesce(llm_label, label) AS label, key_phrases, section_id,"
+                " is_other FROM topics WHERE retired_build IS NULL ORDER BY is_other, label"):
+            section = sections.get(row["section_id"])
+            if section is None:
+                section = sections.setdefault(None, {
+                    "id": None, "slug": "other", "label": "Other", "position": 1 << 30,
+                    "topics": []})
+            section["topics"].append(dict(row))
+        return [s for s in sections.values() if s["topics"]]
+
+    def weekly_topic_counts(self, since: str) -> dict[int, dict[str, int]]:
+        """{topic id: {week start (YYYY-MM-DD, Monday): papers}} for papers since that day."""
+        counts: dict[int, dict[str, int]] = {}
+        for topic_id, week, n in self.conn.execute(
+            "SELECT pt.topic_id, date(p.sort_date, '-' || ((strftime('%w', p.sort_date) + 6) % 7)"
+            " || ' days') AS week, count(*) FROM papers p"
+            " JOIN paper_topics pt ON pt.paper_id = p.id"
+            f" WHERE p.sort_date >= ? AND {_LIVE} GROUP BY 1, 2", (since,)):
+            counts.setdefault(topic_id, {})[week] = n
+        return counts
+
+    def find_topic(self, slug: str) -> tuple[dict[str, Any] | None, str | None]:
+        """(topic, None) for a live topic; (None, new slug) for an old slug; (None, None) if unknown."""
+        row = self.conn.execute(
+            "SELECT t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label,"
+            " t.key_phrases, t.is_other, t.retired_build, s.slug AS section_slug,"
+            " s.label AS section_label FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            " WHERE t.slug = ?", (slug,)).fetchone()
+        if row is not None and row["retired_build"] is None:
+            return dict(row), None
+        seen = {slug}
+        current = slug
+        for _ in range(10):  # follow chains of merges/renames, never loop
+            redirect = self.conn.execute(
+                "SELECT t.slug, t.retired_build FROM topic_redirects r"
+                " JOIN topics t ON t.id = r.new_topic_id WHERE r.old_slug = ?",
+                (current,)).fetchone()
+            if redirect is None or redirect["slug"] in seen:
+                break
+            if redirect["retired_build"] is None:
+                return None, redirect["slug"]
+            current = redirect["slug"]
+            seen.add(current)
+        return None, None
+
+    def topic_papers_page(
+        self, topic_id: int, limit: int, offset: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """(papers in the topic, one page of them newest first)."""
+        total = self.conn.execute(
+            "SELECT count(*) FROM paper_topics WHERE topic_id = ?", (topic_id,)).fetchone()[0]
+        rows = self._rows(
+            f"SELECT {_LISTING} FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+            f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id DESC"
+            " LIMIT ? OFFSET ?", (topic_id, limit, offset))
+        return total, rows
+
+    def find_section(self, slug: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT id, slug, label FROM sections WHERE slug = ?", (slug,)).fetchone()
+        return dict(row) if row else None
+
+    def section_papers_page(
+        self, section_id: int, limit: int, offset: int
+    ) -> list[dict[str, Any]]:
+        """Newest papers of a section; walks the date index, so early pages cost little."""
+        return self._rows(
+            f"SELECT {_LISTING} FROM papers p INDEXED BY papers_sort_date"
+            " JOIN paper_topics pt ON pt.paper_id = p.id JOIN topics t ON t.id = pt.topic_id"
+            f" WHERE t.section_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id"
+            " LIMIT ? OFFSET ?", (section_id, limit, offset))
+
+    # ------------------------------------------------------------ categories
+    def category_papers_page(
+        self, category: str, limit: int, offset: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Papers whose primary category this is: (count, a page newest first)."""
+        total = self.conn.execute(
+            f"SELECT count(*) FROM papers p WHERE p.primary_category = ? AND {_LIVE}",
+            (category,)).fetchone()[0]
+        rows = self._rows(
+            f"SELECT {_LISTING} FROM papers p WHERE p.primary_category = ? AND {_LIVE}"
+            " ORDER BY p.sort_date DESC, p.id LIMIT ? OFFSET ?", (category, limit, offset))
+        return total, rows
+
+    def category_sizes(self) -> list[tuple[str, int]]:
+        return [(r[0], r[1]) for r in self.conn.execute(
+            f"SELECT primary_category, count(*) FROM papers p WHERE {_LIVE}"
+            " AND primary_category IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1")]
+
+    # --------------------------------------------------------------- authors
+    def find_author(self, slug: str) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT id, name, slug FROM authors WHERE slug = ?",
+                                (slug,)).fetchone()
+        return dict(row) if row else None
+
+    def author_papers_page(
+        self, author_id: int, limit: int, offset: int
+    ) -> tuple[int, list[dict[str, Any]]]:
+        total = self.conn.execute(
+            "SELECT count(*) FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+            f" WHERE pa.author_id = ? AND {_LIVE}", (author_id,)).fetchone()[0]
+        rows = self._rows(
+            f"SELECT {_LISTING} FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
+            f" WHERE pa.author_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id DESC"
+            " LIMIT ? OFFSET ?", (author_id, limit, offset))
+        return total, rows
+
+    def coauthors(self, author_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """Most frequent co-authors: name, slug, papers together."""
+        return [dict(r) for r in self.conn.execute(
+            "SELECT a.name, a.slug, count(*) AS papers FROM paper_authors mine"
+            " JOIN paper_authors other ON other.paper_id = mine.paper_id"
+            " AND other.author_id != mine.author_id JOIN authors a ON a.id = other.author_id"
+            " WHERE mine.author_id = ? GROUP BY a.id ORDER BY papers DESC, a.name LIMIT ?",
+            (author_id, limit))]
+
+    def author_topics(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT t.slug, coalesce(t.llm_label, t.label) AS label, count(*) AS papers"
+            " FROM paper_authors pa JOIN paper_topics pt ON pt.paper_id = pa.paper_id"
+            " JOIN topics t ON t.id = pt.topic_id WHERE pa.author_id = ?"
+            " AND t.retired_build IS NULL GROUP BY t.id ORDER BY papers DESC, label LIMIT ?",
+            (author_id, limit))]
+
+    def author_categories(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT p.primary_category AS category, count(*) AS papers FROM paper_authors pa"
+            " JOIN papers p ON p.id = pa.paper_id WHERE pa.author_id = ?"
+            f" AND {_LIVE} AND p.primary_category IS NOT NULL GROUP BY 1"
+            " ORDER BY papers DESC, 1 LIMIT ?", (author_id, limit))]
+
+    # ----------------------------------------------------------------- paper
+    def paper_summary(self, paper_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT tldr, blurb, writer, model, prompt_version, created_at, flagged"
+            " FROM summaries WHERE paper_id = ? AND hidden = 0", (paper_id,)).fetchone()
+        return dict(row) if row else None
+
+    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT t.slug, coalesce(t.llm_label, t.label) AS label, s.slug AS section_slug,"
+            " s.label AS section_label FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?",
+            (paper_id,)).fetchone()
+        return dict(row) if row else None
+
+    def listing_by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Listing rows for these ids (duplicates excluded), keyed by id."""
+        found: list[dict[str, Any]] = []
+        for chunk in _chunks(list(ids)):
+            found += [dict(r) for r in self.conn.execute(
+                f"SELECT {_LISTING} FROM papers p WHERE p.id IN ({_marks(chunk)}) AND {_LIVE}",
+                chunk)]
+        return {r["id"]: r for r in self.listing_extras(found)}
+
+    # ---------------------------------------------------------------- search
+    def keyword_search_page(
+        self, match: str, limit: int, offset: int, category: str | None = None,
+        since: str | None = None, until: str | None = None,
+    ) -> tuple[int, list[tuple[str, float, str]]]:
+        """FTS5 fallback used while the search stage is absent: (total, [(id, score, snippet)]).
+
+        The snippet marks hits with \\x02 ... \\x03 so the caller can escape, then highlight.
+        Raises sqlite3.OperationalError on a malformed FTS query.
+        """
+        clauses, params = ["papers_fts MATCH ?", _LIVE], [match]
+        if category:
+            clauses.append("p.primary_category = ?")
+            params.append(category)
+        if since:
+            clauses.append("p.sort_date >= ?")
+            params.append(since)
+        if until:
+            clauses.append("p.sort_date <= ?")
+            params.append(until)
+        where = " AND ".join(clauses)
+        base = f"FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid WHERE {where}"
+        total = self.conn.execute(f"SELECT count(*) {base}", params).fetchone()[0]
+        rows = self.conn.execute(
+            f"SELECT p.id, bm25(papers_fts, 10.0, 1.0, 3.0) AS score,"
+            f" snippet(papers_fts, 1, char(2), char(3), ' … ', 24) {base}"
+            " ORDER BY score LIMIT ? OFFSET ?", (*params, limit, offset)).fetchall()
+        return total, [(r[0], -float(r[1]), r[2]) for r in rows]
+
+    # --------------------------------------------------------------- sitemap
+    def sitemap_counts(self) -> dict[str, int]:
+        return {
+            "papers": self.conn.execute(
+                "SELECT count(*) FROM papers WHERE duplicate_of IS NULL").fetchone()[0],
+            "authors": self.conn.execute("SELECT count(*) FROM authors").fetchone()[0],
+            "topics": self.conn.execute(
+                "SELECT count(*) FROM topics WHERE retired_build IS NULL").fetchone()[0],
+        }
+
+    def sitemap_slice(self, kind: str, limit: int, offset: int) -> list[tuple[str, str | None]]:
+        """(key, last date) of papers, authors or topics in a stable order."""
+        sql = {
+            "papers": "SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL ORDER BY pk",
+            "authors": "SELECT slug, NULL FROM authors ORDER BY id",
+            "topics": "SELECT slug, NULL FROM topics WHERE retired_build IS NULL ORDER BY id",
+            "sections": "SELECT slug, NULL FROM sections ORDER BY position, id",
+        }[kind]
+        return [(r[0], r[1]) for r in self.conn.execute(f"{sql} LIMIT ? OFFSET ?",
+                                                       (limit, offset))]
+
+    def authors_with_papers(self) -> Iterator[str]:
+        """Slugs of authors that have at least one shown paper (for the static export)."""
+        for row in self.conn.execute(
+            "SELECT a.slug FROM authors a WHERE EXISTS (SELECT 1 FROM paper_authors pa"
+            " JOIN papers p ON p.id = pa.paper_id WHERE pa.author_id = a.id"
+            f" AND {_LIVE}) ORDER BY a.id"):
+            yield row[0]
+
+    # ----------------------------------------------------------------- admin
+    def flag_summary_row(self, paper_id: str, reason: str) -> bool:
+        """Mark a paper's summary flagged; False when it has none."""
+        with transaction(self.conn):
+            cursor = self.conn.execute(
+                "UPDATE summaries SET flagged = 1, flag_reason = ? WHERE paper_id = ?",
+                (f"{reason} ({utc_now()})", paper_id))
+        return cursor.rowcount > 0

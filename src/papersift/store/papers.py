@@ -88,7 +88,6 @@ class PapersStore:
         return report
 
     def _upsert(self, records: Sequence[PaperRecord], report: UpsertReport) -> None:
-        conn = self.conn
         prepared = []
         for record in records:
             extras_json = json.dumps(record.extras, sort_keys=True, ensure_ascii=False)
@@ -102,31 +101,38 @@ class PapersStore:
         current = self._current_rows([r.id for r, _, _ in todo])
         author_ids = self._author_ids([name for r, _, _ in todo for name in r.authors])
 
-        for record, extras_json, record_hash in todo:
-            row = current.get(record.id)
-            if row is None:
-                self._insert_paper(record, author_ids, report)
-                report.new.append(record.id)
-                current[record.id] = self._row(record.id)
+        # Papers new to the store go in with one executemany per table (the common bulk case);
+        # a paper already stored, or repeated within the batch, is merged one by one after.
+        fresh: list[PaperRecord] = []
+        fresh_ids: set[str] = set()
+        merges: list[tuple[PaperRecord, str]] = []
+        for record, extras_json, _ in todo:
+            if record.id in current or record.id in fresh_ids:
+                merges.append((record, extras_json))
             else:
-                changed = self._merge_paper(row, record, author_ids)
-                if changed:
-                    current[record.id] = self._row(record.id)
-                old_extras = conn.execute(
-                    "SELECT extras FROM paper_sources WHERE paper_id = ? AND source = ?",
-                    (record.id, record.source),
-                ).fetchone()
-                if changed or (old_extras is not None and old_extras[0] != extras_json):
-                    report.updated.append(record.id)
-                else:
-                    report.unchanged += 1
+                fresh.append(record)
+                fresh_ids.add(record.id)
+        self._insert_papers(fresh, author_ids, report)
+
+        for record, extras_json in merges:
+            row = self._row(record.id)
+            changed = self._merge_paper(row, record, author_ids)
+            old_extras = self.conn.execute(
+                "SELECT extras FROM paper_sources WHERE paper_id = ? AND source = ?",
+                (record.id, record.source),
+            ).fetchone()
+            if changed or (old_extras is not None and old_extras[0] != extras_json):
+                report.updated.append(record.id)
+            else:
+                report.unchanged += 1
             self._add_versions(record)
-            conn.execute(
-                "INSERT INTO paper_sources(paper_id, source, record_hash, extras) VALUES (?,?,?,?)"
-                " ON CONFLICT(paper_id, source) DO UPDATE SET"
-                " record_hash = excluded.record_hash, extras = excluded.extras",
-                (record.id, record.source, record_hash, extras_json),
-            )
+
+        self.conn.executemany(
+            "INSERT INTO paper_sources(paper_id, source, record_hash, extras) VALUES (?,?,?,?)"
+            " ON CONFLICT(paper_id, source) DO UPDATE SET"
+            " record_hash = excluded.record_hash, extras = excluded.extras",
+            [(r.id, r.source, h, e) for r, e, h in todo],
+        )
 
     def _source_hashes(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
         found: dict[tuple[str, str], str] = {}
@@ -173,6 +179,7 @@ class PapersStore:
             marks = ",".join("?" * len(chunk))
             taken.update(r[0] for r in self.conn.execute(
                 f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
+        new_rows = []
         for name in missing:
             slug, n = wanted[name], 1
             while slug in taken or (n > 1 and self.conn.execute(
@@ -180,49 +187,88 @@ class PapersStore:
                 n += 1
                 slug = f"{wanted[name]}-{n}"
             taken.add(slug)
-            cursor = self.conn.execute(
-                "INSERT INTO authors(name, slug) VALUES (?, ?)", (name, slug))
-            ids[name] = cursor.lastrowid
+            new_rows.append((name, slug))
+        self.conn.executemany("INSERT INTO authors(name, slug) VALUES (?, ?)", new_rows)
+        for chunk in _chunks(missing):
+            marks = ",".join("?" * len(chunk))
+            for author_id, name in self.conn.execute(
+                f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
+            ):
+                ids[name] = author_id
         return ids
 
-    def _find_original(self, record: PaperRecord, norm_key: str | None) -> str | None:
-        """An already stored paper under another id with the same DOI or title+first author."""
-        if record.doi:
-            row = self.conn.execute(
-                "SELECT id FROM papers WHERE lower(doi) = lower(?) AND id != ?"
-                " AND duplicate_of IS NULL ORDER BY pk LIMIT 1", (record.doi, record.id),
-            ).fetchone()
-            if row:
-                return row[0]
-        if norm_key:
-            row = self.conn.execute(
-                "SELECT id FROM papers WHERE norm_key = ? AND id != ? AND duplicate_of IS NULL"
-                " ORDER BY pk LIMIT 1", (norm_key, record.id),
-            ).fetchone()
-            if row:
-                return row[0]
-        return None
+    def _originals(self, dois: set[str], keys: set[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """First stored (non-duplicate) paper per lowercased DOI and per title key."""
+        by_doi: dict[str, str] = {}
+        by_key: dict[str, str] = {}
+        for chunk in _chunks(sorted(dois)):
+            marks = ",".join("?" * len(chunk))
+            for paper_id, doi in self.conn.execute(
+                f"SELECT id, lower(doi) FROM papers WHERE lower(doi) IN ({marks})"
+                " AND duplicate_of IS NULL ORDER BY pk DESC", chunk,
+            ):
+                by_doi[doi] = paper_id  # DESC order: the earliest stored one is written last
+        for chunk in _chunks(sorted(keys)):
+            marks = ",".join("?" * len(chunk))
+            for paper_id, key in self.conn.execute(
+                f"SELECT id, norm_key FROM papers WHERE norm_key IN ({marks})"
+                " AND duplicate_of IS NULL ORDER BY pk DESC", chunk,
+            ):
+                by_key[key] = paper_id
+        return by_doi, by_key
 
-    def _insert_paper(
-        self, record: PaperRecord, author_ids: dict[str, int], report: UpsertReport
+    def _insert_papers(
+        self, records: list[PaperRecord], author_ids: dict[str, int], report: UpsertReport
     ) -> None:
-        norm_key = norm_title_key(record.title, record.authors)
-        original = self._find_original(record, norm_key)
-        if original:
-            report.duplicates.append((record.id, original))
-        self.conn.execute(
-            "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"
-            " primary_category, submitted, updated, announced, doi, comment, journal_ref, license,"
-            " links, norm_key, duplicate_of, sort_date) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
+        """Insert papers new to the store, linking each to an earlier paper it duplicates."""
+        if not records:
+            return
+        keys = [norm_title_key(r.title, r.authors) for r in records]
+        by_doi, by_key = self._originals(
+            {r.doi.lower() for r in records if r.doi}, {k for k in keys if k})
+        rows, people, categories, versions = [], [], [], []
+        for record, key in zip(records, keys, strict=True):
+            doi = record.doi.lower() if record.doi else None
+            original = (by_doi.get(doi) if doi else None) or (by_key.get(key) if key else None)
+            if original:
+                report.duplicates.append((record.id, original))
+            else:
+                # Later papers in this batch with the same DOI or title key link to this one.
+                if doi:
+                    by_doi.setdefault(doi, record.id)
+                if key:
+                    by_key.setdefault(key, record.id)
+            rows.append((
                 record.id, record.version, record.source, record.title, record.abstract,
                 ", ".join(record.authors), record.primary_category, record.submitted,
                 record.updated, record.announced, record.doi, record.comment, record.journal_ref,
-                record.license, json.dumps(record.links, sort_keys=True), norm_key, original,
+                record.license, json.dumps(record.links, sort_keys=True), key, original,
                 _sort_date(record.announced, record.submitted),
-            ),
+            ))
+            people += [(record.id, i, author_ids[name])
+                       for i, name in enumerate(n for n in record.authors if n)]
+            categories += [(record.id, c, i)
+                           for i, c in enumerate(dict.fromkeys(record.categories))]
+            versions += _version_rows(record)
+            report.new.append(record.id)
+        first_pk = self.conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM papers").fetchone()[0]
+        self.conn.executemany(
+            "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"
+            " primary_category, submitted, updated, announced, doi, comment, journal_ref, license,"
+            " links, norm_key, duplicate_of, sort_date) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
         )
-        self._write_people_and_categories(record, author_ids)
+        self.conn.execute(
+            "INSERT INTO papers_fts(rowid, title, abstract, authors)"
+            " SELECT pk, title, abstract, authors_text FROM papers WHERE pk >= ?", (first_pk,))
+        self.conn.executemany(
+            "INSERT INTO paper_authors(paper_id, position, author_id) VALUES (?,?,?)", people)
+        self.conn.executemany(
+            "INSERT INTO paper_categories(paper_id, category, position) VALUES (?,?,?)",
+            categories)
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO paper_versions(paper_id, version, date) VALUES (?,?,?)",
+            versions)
 
     def _write_people_and_categories(
         self, record: PaperRecord, author_ids: dict[str, int]
@@ -300,15 +346,11 @@ class PapersStore:
             (paper_id,))]
 
     def _add_versions(self, record: PaperRecord) -> None:
-        history = list(record.versions)
-        if record.version and all(v != record.version for v, _ in history):
-            history.append((record.version, record.submitted if record.version == 1 else None))
-        if history:
-            self.conn.executemany(
-                "INSERT INTO paper_versions(paper_id, version, date) VALUES (?,?,?)"
-                " ON CONFLICT(paper_id, version) DO UPDATE SET date = coalesce(date, excluded.date)",
-                [(record.id, v, d) for v, d in history],
-            )
+        self.conn.executemany(
+            "INSERT INTO paper_versions(paper_id, version, date) VALUES (?,?,?)"
+            " ON CONFLICT(paper_id, version) DO UPDATE SET date = coalesce(date, excluded.date)",
+            _version_rows(record),
+        )
 
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
         with transaction(self.conn):
@@ -425,6 +467,13 @@ class PapersStore:
             "papers_fts": "SELECT rowid, * FROM papers_fts ORDER BY rowid",
         }
         return {name: [tuple(r) for r in self.conn.execute(sql)] for name, sql in tables.items()}
+
+
+def _version_rows(record: PaperRecord) -> list[tuple[str, int, str | None]]:
+    history = dict(record.versions)
+    if record.version and record.version not in history:
+        history[record.version] = record.submitted if record.version == 1 else None
+    return [(record.id, v, d) for v, d in sorted(history.items())]
 
 
 def _sort_date(announced: str | None, submitted: str | None) -> str | None:

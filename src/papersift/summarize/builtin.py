@@ -1,0 +1,278 @@
+"""The built-in writer: offline, deterministic extractive TL;DR and blurb from title and abstract."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from papersift.summarize import roles
+from papersift.summarize.person import starts_with_subject, strip_openers, to_third_person
+from papersift.summarize.text import clean_latex, split_sentences
+
+# Bump when the output for the same input may change: stored summaries then become stale.
+WRITER_VERSION = "builtin-1"
+
+TLDR_MAX_WORDS = 30
+BLURB_MIN_WORDS = 40
+BLURB_MAX_WORDS = 90
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a writer produces for one paper."""
+
+    tldr: str
+    blurb: str
+
+
+# ------------------------------------------------------------------ authors
+
+_COLLECTIVE = re.compile(
+    r"\b(?:collaboration|consortium|team|group|project|committee|organization|organisation|"
+    r"initiative|society|association|institute|laboratory|lab|foundation|university|inc|ltd|"
+    r"corporation|et al|others|anonymous|authors?)\b", re.I)
+_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter bin al el".split())
+_SUFFIXES = frozenset("jr jr. sr sr. ii iii iv phd".split())
+
+
+def surname(name: str) -> str | None:
+    """'Ian Osband' -> 'Osband', 'Ludwig van Beethoven' -> 'van Beethoven', unusable -> None."""
+    name = clean_latex(name).strip().strip(",;")
+    if not name or _COLLECTIVE.search(name) or any(ch.isdigit() for ch in name) or "@" in name:
+        return None
+    if "," in name:  # "Osband, Ian"
+        name = " ".join(reversed([p.strip() for p in name.split(",", 1)]))
+    parts = [p for p in name.split() if p.lower().strip(",") not in _SUFFIXES]
+    if not parts:
+        return None
+    last = [parts[-1]]
+    for part in reversed(parts[:-1]):
+        if part.lower() in _PARTICLES:
+            last.insert(0, part)
+        else:
+            break
+    result = " ".join(last)
+    if len(result.replace(".", "")) < 2 or not any(ch.isalpha() for ch in result) or result.endswith("."):
+        return None
+    return result
+
+
+def author_naming(authors: Sequence[str]) -> tuple[str, bool]:
+    """How the blurb names the authors, and whether the verb is singular.
+
+    1 author: 'Osband'; 2: 'Macina and Sachan'; 3+: 'Zhang et al.'; unusable: 'The authors'.
+    """
+    names = [a for a in (authors or []) if a and a.strip()]
+    if len(names) == 1 and (single := surname(names[0])):
+        return single, True
+    if len(names) == 2:
+        first, second = surname(names[0]), surname(names[1])
+        if first and second:
+            return f"{first} and {second}", False
+    if len(names) >= 3 and (lead := surname(names[0])):
+        return f"{lead} et al.", False
+    return "The authors", False
+
+
+# --------------------------------------------------------------- compression
+
+_RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")
+_RE_USELESS_PAREN = re.compile(
+    r"\s*\((?:e\.g\.|i\.e\.|see|cf\.|including|such as|resp\.|respectively|\w+ et al|"
+    r"[^()]*\b(?:19|20)\d\d\b)(?:[^()]|\([^()]*\))*\)", re.I)
+_RE_BRACKET_REF = re.compile(r"\s*\[[\d,\s\-–]+\]")
+# Clause boundaries where a long sentence can end, strongest first.
+_STRONG_CUTS = (
+    r", which\b", r", where\b", r", while\b", r", whereas\b", r", thereby\b", r", thus\b",
+    r"; ", r", leading to\b", r", resulting in\b", r", allowing\b", r", enabling\b",
+    r", making\b", r" — ", r" – ", r" - ", r", so that\b", r", as well as\b", r", without\b",
+    r", such that\b", r", including\b", r", e\.g\.", r", i\.e\.", r": ", r", in order to\b",
+    r", by\b", r", based on\b", r", with\b", r", and\b", r", but\b", r", since\b",
+    r", because\b", r", as\b", r", especially\b", r", particularly\b", r", named\b",
+    r", called\b", r", namely\b", r", achieving\b", r", outperforming\b", r", yielding\b",
+)
+_WEAK_CUTS = (
+    r" in order to\b", r" by\b", r" through\b", r" via\b", r" using\b", r" based on\b",
+    r" with\b", r" that\b", r" because\b", r" while\b", r" without\b", r" and\b", r", ",
+)
+_RE_STRONG_CUTS = re.compile("|".join(f"(?:{c})" for c in _STRONG_CUTS))
+_RE_WEAK_CUTS = re.compile("|".join(f"(?:{c})" for c in _WEAK_CUTS))
+_DANGLING = re.compile(
+    r"(?:\s+(?:and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
+    r"using|its|their|is|are|was|were|be|this|these|both|such|than|into|while))+$", re.I)
+
+
+def _finish(text: str) -> str:
+    text = text.strip().rstrip(",;:–— ")
+    text = _DANGLING.sub("", text).rstrip(",;:–— ")
+    if text and text[-1] not in ".!?":
+        text += "."
+    return text
+
+
+def tidy(sentence: str) -> str:
+    """Drop citations-like brackets and parentheticals that only give examples or references."""
+    sentence = _RE_BRACKET_REF.sub("", sentence)
+    sentence = _RE_USELESS_PAREN.sub("", sentence)
+    return re.sub(r"\s+([,.;:])", r"\1", sentence).strip()
+
+
+def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tuple[str, bool]:
+    """The sentence cut to at most `max_words` at a clause boundary; (text, cut cleanly)."""
+    if drop_parentheses:
+        sentence = _RE_PAREN.sub("", sentence)
+        sentence = re.sub(r"\s+([,.;:])", r"\1", sentence)
+    if len(sentence.split()) <= max_words:
+        return _finish(sentence), True
+    for cuts in (_RE_STRONG_CUTS, _RE_WEAK_CUTS):
+        best = None
+        for match in cuts.finditer(sentence):
+            prefix = sentence[:match.start()]
+            n = len(prefix.split())
+            if n > max_words:
+                break
+            if n >= min(8, max_words // 2):
+                best = prefix
+        if best:
+            return _finish(best), True
+    cut = " ".join(sentence.split()[:max_words])
+    return _finish(cut), False
+
+
+# -------------------------------------------------------------------- writer
+
+_COMMON_STARTS = frozenset(
+    "the this these those a an in on for to with by our such most many existing recent large "
+    "current although while when it its there each all both one two however we as at from "
+    "given despite unlike using since because if our however, experiments experimental "
+    "results extensive empirical evaluations numerical theoretical finally moreover".split())
+
+
+def _decapitalise(sentence: str, abstract: str) -> str:
+    """Lower-case the first word when it is an ordinary word, not a name or acronym."""
+    first = sentence.split(" ", 1)[0]
+    bare = first.strip(",;:")
+    if not re.fullmatch(r"[A-Z][a-z]+", bare):
+        return sentence
+    lowered = bare.lower()
+    if lowered in _COMMON_STARTS or re.search(rf"(?<![.!?] )\b{lowered}\b", abstract):
+        return sentence[0].lower() + sentence[1:]
+    return sentence
+
+
+def _report_verb(singular: bool) -> str:
+    return "reports" if singular else "report"
+
+
+def _lead_sentence(sentence: str, subject: str, singular: bool, abstract: str) -> str:
+    """A sentence that opens with the authors' naming."""
+    stripped = strip_openers(sentence)
+    if starts_with_subject(stripped):
+        return to_third_person(stripped, subject, singular)
+    body = to_third_person(stripped, "they", False)
+    return f"{subject} {_report_verb(singular)} that {_decapitalise(body, abstract)}"
+
+
+def _later_sentence(sentence: str, subject: str, singular: bool) -> str:
+    pronoun_subject = subject if singular else "They"
+    return to_third_person(sentence, pronoun_subject, singular)
+
+
+@dataclass(slots=True)
+class _Prepared:
+    title: str
+    abstract: str
+    sentences: list[roles.Sentence]
+
+
+def prepare(paper: dict[str, Any]) -> _Prepared:
+    title = clean_latex(paper.get("title") or "")
+    abstract = clean_latex(paper.get("abstract") or "")
+    texts = [tidy(s) for s in split_sentences(abstract)]
+    texts = [t for t in texts if t]
+    return _Prepared(title, abstract, roles.analyse(texts, title))
+
+
+def _tldr_subjectless(sentence: str) -> str:
+    """'We propose X that ...' -> 'X that ...' is not used: the TL;DR names the authors' act."""
+    return sentence
+
+
+def write_tldr(prepared: _Prepared, subject: str, singular: bool) -> str:
+    """One sentence of at most 30 words: the best contribution sentence, compressed."""
+    candidates = sorted(prepared.sentences, key=lambda s: (-s.score, s.index))
+    if not candidates:
+        return _finish(prepared.title) if prepared.title else ""
+    fallback = None
+    for sentence in candidates[:3]:
+        rewritten = _lead_sentence(sentence.text, subject, singular, prepared.abstract)
+        text, clean = compress(rewritten, TLDR_MAX_WORDS)
+        if clean:
+            return text
+        fallback = fallback or text
+    return fallback or ""
+
+
+def _pick(sentences: list[roles.Sentence], role: str, exclude: set[int]) -> roles.Sentence | None:
+    pool = [s for s in sentences if s.role == role and s.index not in exclude]
+    return max(pool, key=lambda s: (s.score, -s.index)) if pool else None
+
+
+def write_blurb(prepared: _Prepared, subject: str, singular: bool) -> str:
+    """2-3 sentences, 40-90 words: who did what (naming the method), how, and the headline result."""
+    sentences = prepared.sentences
+    if not sentences:
+        return ""
+    lead = _pick(sentences, roles.CONTRIBUTION, set()) or max(
+        sentences, key=lambda s: (s.score, -s.index))
+    used = {lead.index}
+    results = [s for s in sentences if s.role == roles.RESULT and s.index not in used]
+    with_number = [s for s in results if s.has_result_number]
+    result = (max(with_number, key=lambda s: (s.score, s.index)) if with_number else
+              max(results, key=lambda s: (s.index, s.score)) if results else None)
+    if result is None:
+        later = [s for s in sentences if s.index > lead.index]
+        result = later[-1] if later else None
+    if result is not None:
+        used.add(result.index)
+    # The middle sentence explains how; background before the lead would break the story.
+    after_lead = [s for s in sentences if s.index > lead.index]
+    middle = (_pick(after_lead, roles.METHOD, used) or _pick(after_lead, roles.CONTRIBUTION, used)
+              or _pick(after_lead, roles.OTHER, used))
+
+    first = _lead_sentence(lead.text, subject, singular, prepared.abstract)
+    last = _later_sentence(result.text, subject, singular) if result else None
+    mid = _later_sentence(middle.text, subject, singular) if middle else None
+    if middle and result and middle.index > result.index:
+        mid = None  # the result closes the blurb; a later method sentence would not read well
+    if mid is None and result is None:
+        # A one-sentence abstract: say what it is about via the title, then the finding.
+        title = prepared.title.rstrip(".")
+        first, last = (f"{subject} {'writes' if singular else 'write'} about “{title}”.", first)
+    return _fit(first, mid, last)
+
+
+def _fit(first: str, mid: str | None, last: str | None) -> str:
+    """Compress the parts until the blurb has at most BLURB_MAX_WORDS words."""
+    for limits in ((40, 30, 40), (35, 25, 35), (30, 0, 35), (28, 0, 30), (25, 0, 28), (22, 0, 22)):
+        parts = [compress(first, limits[0], drop_parentheses=limits[0] < 40)[0]]
+        if mid and limits[1]:
+            parts.append(compress(mid, limits[1])[0])
+        if last:
+            parts.append(compress(last, limits[2], drop_parentheses=limits[2] < 40)[0])
+        blurb = " ".join(parts)
+        if len(blurb.split()) <= BLURB_MAX_WORDS:
+            if len(blurb.split()) < BLURB_MIN_WORDS and mid and not limits[1]:
+                continue
+            return blurb
+    return blurb
+
+
+def write_builtin(paper: dict[str, Any]) -> Summary:
+    """The built-in writer's TL;DR and blurb for a paper dict (title, abstract, authors)."""
+    prepared = prepare(paper)
+    subject, singular = author_naming(paper.get("authors") or [])
+    return Summary(tldr=write_tldr(prepared, subject, singular),
+                   blurb=write_blurb(prepared, subject, singular))

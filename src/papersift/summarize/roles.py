@@ -1,0 +1,155 @@
+"""Sentence roles in an abstract (background, contribution, method, result) and a salience score."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from papersift.summarize.text import tokens
+
+BACKGROUND, CONTRIBUTION, METHOD, RESULT, OTHER = "background", "contribution", "method", "result", "other"
+
+_CONTRIBUTION_VERBS = (
+    r"propose|present|introduce|develop|design|describe|study|studies|investigate|explore|"
+    r"address|formulate|provide|offer|establish|derive|build|release|construct|devise|"
+    r"put forward|tackle|consider|analy[sz]e|examine|focus|revisit|contribute|create|"
+    r"demonstrate|show|report|argue|identify|characteri[sz]e|extend|frame|cast|curate|"
+    r"collect|benchmark|evaluate|assess|compare|seek|aim|attempt|leverage|use|apply|prove"
+)
+_RE_CONTRIBUTION = re.compile(
+    r"\b(?:we|this (?:paper|work|study|article|letter|note|thesis|report|survey|position paper)|"
+    r"here,? we|in this (?:paper|work|study))\b[^.]{0,40}?\b(?:" + _CONTRIBUTION_VERBS + r")",
+    re.I,
+)
+_RE_STRONG_CUE = re.compile(
+    r"\b(?:we|this (?:paper|work))\s+(?:also\s+|further\s+|then\s+|first\s+)?"
+    r"(?:propose|present|introduce|develop|design|release|describe|formulate|devise)s?\b|"
+    r"\bin this (?:paper|work|study|article)\b|\bhere,? we\b",
+    re.I,
+)
+_RE_RESULT = re.compile(
+    r"\b(?:experiment|experimental|results?|outperform|achiev|improv|state[- ]of[- ]the[- ]art|"
+    r"accuracy|surpass|gains?|reduc|speed-?up|significantly|empirical|evaluations?|we (?:show|find|"
+    r"observe|demonstrate|obtain|report)|show that|demonstrate that|find that|reveal|"
+    r"compared (?:to|with)|better than|competitive|benchmark|effective|sota|f1|bleu|auc)",
+    re.I,
+)
+_RE_METHOD = re.compile(
+    r"\b(?:we (?:use|employ|train|leverage|adopt|apply|combine|model|formulate|learn|represent|"
+    r"encode|compute|first|then)|by (?:using|leveraging|learning|introducing|combining)|"
+    r"based on|consists? of|comprises?|specifically|in particular|our (?:method|approach|model|"
+    r"framework|algorithm|system)|the (?:proposed )?(?:method|approach|model|framework) "
+    r"(?:uses|consists|learns|is based))",
+    re.I,
+)
+_RE_BACKGROUND = re.compile(
+    r"\b(?:has been|have been|recent(?:ly)?|however|remains?|challeng|existing|prior|previous|"
+    r"despite|although|while|widely|popular|increasingly|often|typically|is a|are a|"
+    r"important|crucial|problem|limited|suffer|struggle|lack)",
+    re.I,
+)
+_RE_NUMBER = re.compile(r"\d")
+_RE_PERCENT = re.compile(r"\d\s?(?:%|percent|x\b|×|times\b|-fold)", re.I)
+_STOP = frozenset(
+    "a an the of for in on to and or with by from via using as at is are be we our this that "
+    "its it into towards toward based new learning deep neural network networks model models "
+    "approach method methods".split()
+)
+
+
+@dataclass(slots=True)
+class Sentence:
+    """One sentence of an abstract with what the writer needs to know about it."""
+
+    text: str
+    index: int
+    role: str
+    score: float
+    words: int
+    has_number: bool
+    has_result_number: bool
+
+
+def content_tokens(text: str) -> set[str]:
+    return {t for t in tokens(text) if t not in _STOP and len(t) > 2}
+
+
+def classify(text: str, index: int, count: int) -> str:
+    """The role of a sentence from its cue phrases, with position as the tie-breaker."""
+    if _RE_STRONG_CUE.search(text):
+        return CONTRIBUTION
+    result = _RE_RESULT.search(text)
+    if result and (index > 0 or _RE_NUMBER.search(text)) and index >= count // 3:
+        return RESULT
+    if _RE_CONTRIBUTION.search(text):
+        return CONTRIBUTION
+    if _RE_METHOD.search(text):
+        return METHOD
+    if result and index > 0:
+        return RESULT
+    if index <= max(1, count // 4) and _RE_BACKGROUND.search(text):
+        return BACKGROUND
+    if index == 0:
+        return BACKGROUND
+    return OTHER
+
+
+# Weights of the TL;DR salience score, fitted by least squares on SciTLDR train.jsonl
+# (target: each sentence's ROUGE against the references) and rounded; see
+# benchmarks/bench_summarize.py --fit.
+WEIGHTS = {
+    "bias": 0.127,
+    "first": 0.054,
+    "second": 0.008,
+    "last": 0.005,
+    "relpos": -0.012,
+    "title": 0.155,
+    "strong": 0.036,
+    "contribution": 0.029,
+    "result": 0.003,
+    "method": 0.002,
+    "background": -0.05,
+    "we": 0.019,
+    "long": 0.002,
+    "short": -0.074,
+}
+
+
+def features(text: str, index: int, count: int, title_tokens: set[str], role: str) -> dict[str, float]:
+    """The salience features of one sentence (the keys of WEIGHTS, less the bias)."""
+    sentence_tokens = content_tokens(text)
+    overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
+    n_words = len(text.split())
+    return {
+        "first": float(index == 0),
+        "second": float(index == 1),
+        "last": float(index == count - 1 and count > 1),
+        "relpos": index / max(1, count - 1),
+        "title": overlap,
+        "strong": float(bool(_RE_STRONG_CUE.search(text))),
+        "contribution": float(role == CONTRIBUTION),
+        "result": float(role == RESULT),
+        "method": float(role == METHOD),
+        "background": float(role == BACKGROUND),
+        "we": float(bool(re.search(r"\b(?:we|our)\b", text, re.I))),
+        "long": float(n_words > 40),
+        "short": float(n_words < 8),
+    }
+
+
+def analyse(sentences: list[str], title: str) -> list[Sentence]:
+    """Role and salience of every sentence of an abstract."""
+    title_tokens = content_tokens(title)
+    count = len(sentences)
+    analysed = []
+    for index, text in enumerate(sentences):
+        role = classify(text, index, count)
+        feats = features(text, index, count, title_tokens, role)
+        score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
+        analysed.append(Sentence(
+            text=text, index=index, role=role, score=score, words=len(text.split()),
+            has_number=bool(_RE_NUMBER.search(text)),
+            has_result_number=bool(_RE_PERCENT.search(text)) or (
+                role == RESULT and bool(re.search(r"\d+\.\d+|\d+\s?%", text))),
+        ))
+    return analysed

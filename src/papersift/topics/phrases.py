@@ -1,0 +1,268 @@
+"""Key-phrase labels: class-based TF-IDF over words and 2-3-word phrases, with stopword,
+near-duplicate and uniqueness rules."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+# Function words: a phrase never starts or ends with one, nor contains one (except "of",
+# which makes "mixture of experts" and "chain of thought").
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS) | frozenset(
+    "via vs versus etc ie eg i.e e.g also yet thus hence upon within without across among whose "
+    "towards toward can could may might would should shall will must does did doing done".split()
+)
+# Words of scientific prose that say nothing about what a paper is about. A label phrase
+# must hold at least one word outside this list and must not start or end with a verb of it.
+GENERIC = frozenset(
+    """paper papers work works study studies approach approaches method methods methodology
+    result results propose proposes proposed proposing present presents presented introduce
+    introduces introduced introducing show shows showed shown demonstrate demonstrates
+    demonstrated achieve achieves achieved achieving novel new based using use used uses
+    existing state-of-the-art sota significant significantly various different several
+    however furthermore moreover additionally extensive experiments experiment experimental
+    performance performances improve improves improved improving improvement improvements
+    effective effectively efficient efficiently outperforms outperform outperforming task
+    tasks problem problems framework frameworks technique techniques challenge challenges
+    challenging key important crucial recent recently large-scale first code available
+    github com https http www publicly release released leverage leverages leveraging
+    enable enables enabling address addresses addressing provide provides providing
+    existing remains remain including include includes particular particularly specific
+    specifically well high low better best good strong robust simple general generalization
+    comprehensive evaluation evaluate evaluated evaluations analysis analyses benchmark
+    benchmarks dataset datasets data model models modeling modelling learning training
+    trained train system systems applications application real-world way ways aim aims
+    paradigm potential impact insights insight findings finding understanding capabilities
+    capability ability abilities limited limitations limitation lack lacks gap gaps end-to-end
+    wide widely range variety across baseline baselines compared comparison prior previous
+    current extensive numerous multiple single step steps stage stages level levels process
+    processes scenarios scenario setting settings conditions condition quality accuracy
+    accurate achieve level-wise large small scale scales high-quality fine-grained
+    open-source open source number numbers set sets type types form forms time times
+    effectiveness efficiency superior competitive consistent consistently substantial
+    substantially notably notable demonstrating validate validated validates extensive
+    theoretical empirical empirically theoretically term terms case cases example examples
+    make makes making made need needs needed require requires required requiring called
+    known given often typically usually commonly rely relies relying explore explores
+    explored exploring investigate investigates investigated investigating focus focuses
+    key-value respectively thereby despite whereas while""".split()
+)
+# A label phrase may not start or end with these: they make "propose novel" fragments.
+_BAD_EDGE = STOPWORDS | frozenset(
+    """paper papers work propose proposes proposed proposing present presents presented
+    introduce introduces introduced introducing show shows showed shown demonstrate
+    demonstrates demonstrated achieve achieves achieved achieving novel new based using use
+    used uses existing various different several however furthermore moreover additionally
+    significant significantly effective effectively efficient efficiently outperforms
+    outperform outperforming improve improves improved improving enable enables enabling
+    address addresses addressing provide provides providing leverage leverages leveraging
+    including include includes particular particularly specifically remains remain extensive
+    make makes making made need needs require requires required called known given often
+    typically usually commonly rely relies relying explore explores explored exploring
+    investigate investigates investigated investigating focus focuses respectively thereby
+    despite whereas while key first recent recently crucial important strong simple better
+    best good well wide widely compared prior previous current numerous multiple substantial
+    substantially notably notable demonstrating validate validated validates consistent
+    consistently superior competitive comprehensive available publicly release released
+    specific general""".split()
+)
+
+_LATEX_MATH = re.compile(r"\$[^$]*\$")
+_LATEX_CMD = re.compile(r"\\[a-zA-Z]+\*?(\{[^}]*\})?")
+_URL = re.compile(r"https?://\S+|www\.\S+")
+# Clauses end at punctuation: a phrase never spans a comma or a full stop.
+_CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"/]|\s-\s|--")
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:[-'][a-z0-9]+)*")
+
+
+@dataclass
+class DocTerms:
+    """Binary document-term matrix over words and 2-3-word phrases, and the term strings."""
+
+    matrix: sparse.csr_matrix  # docs x terms, 1 where the doc contains the term
+    terms: list[str]
+
+
+def clean(text: str) -> str:
+    text = _URL.sub(" ", text)
+    text = _LATEX_MATH.sub(" , ", text)
+    text = _LATEX_CMD.sub(" ", text)
+    return text
+
+
+def stem(word: str) -> str:
+    """A crude stem for near-duplicate tests: plurals, -ing/-ed, British/American spellings."""
+    for british, american in (("isation", "ization"), ("ising", "izing"), ("ised", "ized"),
+                              ("ise", "ize"), ("yse", "yze"), ("our", "or")):
+        if word.endswith(british):
+            word = word[: -len(british)] + american
+            break
+    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"),
+                         ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)] + repl
+            break
+    if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiousz":
+        word = word[:-1]  # modell(ing) -> model
+    return word
+
+
+def phrase_key(phrase: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in phrase.split() if w != "of")
+
+
+def doc_phrases(text: str) -> set[str]:
+    """The words and 2-3-word phrases of one text that may become label phrases."""
+    found: set[str] = set()
+    for clause in _CLAUSE.split(clean(text).lower()):
+        words = _WORD.findall(clause)
+        run: list[str] = []
+        for word in [*words, ""]:
+            if word and (word not in STOPWORDS or word == "of") and not word[0].isdigit():
+                run.append(word)
+                continue
+            _add_ngrams(run, found)
+            run = []
+    return found
+
+
+def _add_ngrams(run: list[str], found: set[str]) -> None:
+    n = len(run)
+    for i in range(n):
+        first = run[i]
+        if first == "of" or first in _BAD_EDGE or len(first) < 2:
+            continue
+        if first not in GENERIC:
+            found.add(first)
+        for j in (i + 1, i + 2):
+            if j >= n:
+                break
+            last = run[j]
+            if last == "of" or last in _BAD_EDGE or len(last) < 2:
+                continue
+            words = run[i:j + 1]
+            if any(w not in GENERIC and w != "of" for w in words) and (
+                    j == i + 2 or "of" not in words):
+                found.add(" ".join(words))
+
+
+def doc_terms(texts: Sequence[str], min_df: int = 3) -> DocTerms:
+    """Build the binary document-term matrix, keeping terms seen in at least min_df docs."""
+    vocab: dict[str, int] = {}
+    indices: list[int] = []
+    indptr = [0]
+    for text in texts:
+        for term in doc_phrases(text):
+            index = vocab.get(term)
+            if index is None:
+                index = vocab[term] = len(vocab)
+            indices.append(index)
+        indptr.append(len(indices))
+    data = np.ones(len(indices), dtype=np.float32)
+    matrix = sparse.csr_matrix(
+        (data, np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int64)),
+        shape=(len(texts), len(vocab)),
+    )
+    terms = [""] * len(vocab)
+    for term, index in vocab.items():
+        terms[index] = term
+    df = np.asarray(matrix.sum(axis=0)).ravel()
+    keep = np.flatnonzero(df >= min_df)
+    return DocTerms(matrix=matrix[:, keep].tocsr(), terms=[terms[i] for i in keep])
+
+
+def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """Score of every term for every class: share of the class's docs holding the term,
+    weighted by how much more often it occurs there than outside (log lift).
+
+    Returns a dense classes x terms array; classes with label < 0 are ignored.
+    """
+    valid = labels >= 0
+    rows = np.flatnonzero(valid)
+    indicator = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (labels[valid], rows)),
+        shape=(n_classes, len(labels)),
+    )
+    counts = np.asarray((indicator @ doc_terms.matrix).todense())  # classes x terms
+    sizes = np.bincount(labels[valid], minlength=n_classes).astype(np.float64)
+    total_df = np.asarray(doc_terms.matrix.sum(axis=0)).ravel()
+    n_docs = len(labels)
+    inside = counts / np.maximum(sizes, 1)[:, None]
+    outside = (total_df[None, :] - counts + 1.0) / (n_docs - sizes[:, None] + 2.0)
+    lift = np.log(np.maximum(inside, 1e-12) / outside)
+    return np.where((lift > 0) & (counts >= 2), inside * lift, 0.0)
+
+
+def _near_duplicate(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return a == b or set(a) <= set(b) or set(b) <= set(a)
+
+
+def choose_labels(
+    scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
+    candidates: int = 40, phrase_bonus: float = 1.25,
+) -> list[list[str]]:
+    """Up to max_phrases distinguishing phrases per class, no two near-duplicates within a
+    class and no phrase (by stem) used by two classes: a phrase goes to the class where it
+    scores highest, in one global pass over all (score, class, phrase) candidates."""
+    n_classes = scores.shape[0]
+    lengths = np.array([len(t.split()) for t in terms])
+    # Phrases read better than single words: "reward modelling" over "reward".
+    boosted = scores * np.where(lengths > 1, phrase_bonus, 1.0)[None, :]
+    pool: list[tuple[float, int, int]] = []
+    for c in range(n_classes):
+        row = boosted[c]
+        top = np.argpartition(-row, min(candidates, len(row) - 1))[:candidates] if len(row) else []
+        pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
+    pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
+    chosen: list[list[tuple[str, tuple[str, ...]]]] = [[] for _ in range(n_classes)]
+    owner: dict[tuple[str, ...], int] = {}
+    for _, c, t in pool:
+        if len(chosen[c]) >= max_phrases:
+            continue
+        term = terms[t]
+        key = phrase_key(term)
+        if key in owner or any(_near_duplicate(key, k) for _, k in chosen[c]):
+            continue
+        # A phrase that merely extends another class's phrase would blur the two labels.
+        if any(len(k) > 1 and len(key) > 1 and set(k) == set(key) for k in owner):
+            continue
+        chosen[c].append((term, key))
+        owner[key] = c
+    return [[term for term, _ in chosen[c]] for c in range(n_classes)]
+
+
+def surface_forms(phrases: Sequence[str], texts: Sequence[str]) -> dict[str, str]:
+    """The most common written form of each lowercased phrase in these texts ("LLMs", "GANs")."""
+    forms: dict[str, str] = {}
+    joined = " \n ".join(clean(t) for t in texts)
+    for phrase in phrases:
+        pattern = re.compile(
+            r"(?<![\w-])" + r"\s+".join(re.escape(w) for w in phrase.split()) + r"(?![\w-])",
+            re.IGNORECASE,
+        )
+        counts = Counter(" ".join(m.group(0).split()) for m in pattern.finditer(joined))
+        if not counts:
+            forms[phrase] = phrase
+            continue
+        # Lower case unless a cased form dominates: acronyms ("LLMs", "LoRA") always, title
+        # case ("Gaussian Splatting") only when the phrase is never written in lower case,
+        # since titles capitalise every word.
+        best, best_n = counts.most_common(1)[0]
+        lower_n = counts.get(phrase, 0)
+        if best != phrase and best_n > 2 * lower_n and (
+                not _title_case_only(best) or lower_n == 0):
+            forms[phrase] = best
+        else:
+            forms[phrase] = phrase
+    return forms
+
+
+def _title_case_only(form: str) -> bool:
+    """'Reward Modelling' may be a title's capitalisation rather than a name."""
+    return all(not w[1:] or w[1:].islower() for w in form.split())

@@ -1,0 +1,57 @@
+"""Atom feeds built from a page's dict: the same papers the page shows, as entries."""
+
+from __future__ import annotations
+
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from papersift.store.db import utc_now
+
+ATOM = "http://www.w3.org/2005/Atom"
+
+
+def _stamp(day: str | None) -> str:
+    return f"{day[:10]}T00:00:00Z" if day else utc_now()
+
+
+def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
+    element = ET.SubElement(parent, tag, attrs)
+    if text is not None:
+        element.text = text
+    return element
+
+
+def atom_feed(data: dict[str, Any], base_url: str, site_title: str) -> bytes:
+    """Serialize a page's papers as an Atom 1.0 document (ElementTree escapes every string)."""
+    base = base_url.rstrip("/")
+    papers = data.get("papers") or []
+    feed = ET.Element("feed", {"xmlns": ATOM})
+    title = data.get("title") or site_title
+    _sub(feed, "title", title if title == site_title else f"{title} — {site_title}")
+    self_path = data.get("feed") or data.get("path") or "/"
+    _sub(feed, "id", base + self_path)
+    _sub(feed, "link", rel="self", href=base + self_path)
+    _sub(feed, "link", rel="alternate", type="text/html", href=base + (data.get("path") or "/"))
+    dates = [p["date"] for p in papers if p.get("date")]
+    _sub(feed, "updated", _stamp(max(dates) if dates else None))
+    _sub(_sub(feed, "author"), "name", site_title)
+    _sub(feed, "generator", "papersift")
+    for paper in papers:
+        entry = _sub(feed, "entry")
+        _sub(entry, "id", base + paper["url"])
+        _sub(entry, "title", paper["title"])
+        _sub(entry, "link", rel="alternate", type="text/html", href=base + paper["url"])
+        _sub(entry, "updated", _stamp(paper.get("date")))
+        _sub(entry, "published", _stamp(paper.get("date")))
+        for person in paper.get("authors") or []:
+            author = _sub(entry, "author")
+            _sub(author, "name", person["name"])
+            _sub(author, "uri", base + person["url"])
+        if paper.get("n_authors", 0) > len(paper.get("authors") or []):
+            _sub(_sub(entry, "contributor"), "name", "et al.")
+        _sub(entry, "summary", paper.get("blurb") or "", type="text")
+        if paper.get("topic"):
+            _sub(entry, "category", term=paper["topic"]["slug"], label=paper["topic"]["label"])
+        elif paper.get("category"):
+            _sub(entry, "category", term=paper["category"])
+    return ('<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode")).encode()

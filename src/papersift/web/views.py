@@ -1,0 +1,434 @@
+"""Page data: each view builds ONE dict that is both the template's context and the JSON twin."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import threading
+import time
+from collections.abc import Callable
+from datetime import date, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from papersift.settings import Settings
+from papersift.store import Store, open_store
+from papersift.web.authorline import author_line
+from papersift.web.categories import category_label
+from papersift.web.text import bibtex, first_sentences, readable
+
+log = logging.getLogger(__name__)
+
+STORIES_PER_SECTION = 3
+TREND_WEEKS = 12
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class NotFound(Exception):
+    """No such page; the message says what was looked for."""
+
+
+class Redirect(Exception):  # noqa: N818  (a control-flow signal, not an error)
+    """The page moved for good (old topic slug)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(location)
+        self.location = location
+
+
+class Site:
+    """Settings, one store connection per thread, and a few short-lived caches."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._local = threading.local()
+        self._cache: dict[str, tuple[float, Any]] = {}
+        open_store(settings).close()  # apply migrations once, before serving
+
+    @property
+    def store(self) -> Store:
+        db = getattr(self._local, "store", None)
+        if db is None:
+            db = self._local.store = open_store(self.settings.db_path)
+        return db
+
+    def cached(self, key: str, ttl: float, compute: Callable[[], Any]) -> Any:
+        hit = self._cache.get(key)
+        now = time.monotonic()
+        if hit and now - hit[0] < ttl:
+            return hit[1]
+        value = compute()
+        self._cache[key] = (now, value)
+        return value
+
+    @property
+    def page_size(self) -> int:
+        return max(1, int(self.settings.page_size_web))
+
+
+# ------------------------------------------------------------------ helpers
+def paper_url(pid: str) -> str:
+    return f"/papers/{pid}"
+
+
+def author_url(slug: str) -> str:
+    return f"/authors/{slug}"
+
+
+def topic_url(slug: str) -> str:
+    return f"/topics/{slug}"
+
+
+def with_query(path: str, **params: Any) -> str:
+    kept = {k: v for k, v in params.items()
+            if v not in (None, "") and not (k == "page" and v == 1)}
+    return f"{path}?{urlencode(kept)}" if kept else path
+
+
+def _topic_ref(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not row:
+        return None
+    return {"slug": row["slug"], "label": row["label"], "url": topic_url(row["slug"])}
+
+
+def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
+    """One paper as a listing shows it."""
+    abstract = readable(row["abstract"])
+    summary = row.get("summary")
+    blurb = readable(summary["blurb"]) if summary and summary.get("blurb") else ""
+    authors = [{"name": a["name"], "url": author_url(a["slug"])} for a in row["lead_authors"]]
+    data = {
+        "id": row["id"],
+        "title": readable(row["title"]),
+        "url": paper_url(row["id"]),
+        "date": row["sort_date"],
+        "authors": authors,
+        "n_authors": row["n_authors"],
+        "author_line": author_line([a["name"] for a in authors], row["n_authors"]),
+        "tldr": readable(summary["tldr"]) if summary and summary.get("tldr") else None,
+        "blurb": blurb or first_sentences(abstract),
+        "blurb_from": "summary" if blurb else "abstract",
+        "topic": _topic_ref(row.get("topic")),
+        "category": row["primary_category"],
+    }
+    if full_abstract:
+        data["abstract"] = abstract
+    return data
+
+
+def pagination(path: str, page: int, total: int, size: int, **params: Any) -> dict[str, Any]:
+    pages = max(1, math.ceil(total / size))
+    lo, hi = max(1, page - 3), min(pages, page + 3)
+    return {
+        "page": page, "pages": pages, "total": total, "size": size,
+        "prev": with_query(path, page=page - 1, **params) if page > 1 else None,
+        "next": with_query(path, page=page + 1, **params) if page < pages else None,
+        "first": with_query(path, **params) if lo > 1 else None,
+        "last": with_query(path, page=pages, **params) if hi < pages else None,
+        "numbers": [{"n": n, "url": with_query(path, page=n, **params), "current": n == page}
+                    for n in range(lo, hi + 1)],
+    }
+
+
+def parse_page(raw: str | None) -> int:
+    if raw in (None, ""):
+        return 1
+    try:
+        page = int(raw)
+    except ValueError:
+        raise NotFound(f"page {raw!r} is not a page number") from None
+    if page < 1:
+        raise NotFound(f"page {page} does not exist")
+    return page
+
+
+def _check_page(page: int, total: int, size: int) -> None:
+    if page > 1 and (page - 1) * size >= total:
+        raise NotFound(f"page {page} is past the last page")
+
+
+def count_phrase(total: int, page: int, pages: int) -> str:
+    noun = "article" if total == 1 else "articles"
+    return f"{total:,} {noun} · page {page} of {pages}"
+
+
+# ---------------------------------------------------------------- sections
+def _section_key(row: dict[str, Any], topics_exist: bool) -> tuple[Any, str, str, str]:
+    """(sort key, slug, label, url) of the section a paper is shown under."""
+    topic = row.get("topic")
+    if topic and topic.get("section_slug"):
+        return ((0, topic["section_position"] or 0), topic["section_slug"],
+                topic["section_label"], f"/sections/{topic['section_slug']}")
+    if topics_exist and topic:
+        return (1, 0), "other", "Other", "/sections/other"
+    category = row["primary_category"] or "unknown"
+    return ((2, 0), f"cat-{category}", category_label(category), f"/categories/{category}")
+
+
+def _story_rank(row: dict[str, Any]) -> tuple[int, str]:
+    # Papers with a written blurb make the better top stories; then the newest ids.
+    return (0 if row.get("summary") else 1, "~" + row["id"])
+
+
+def front(site: Site) -> dict[str, Any]:
+    db = site.store
+    day = db.latest_day()
+    data: dict[str, Any] = {
+        "page": "front", "title": site.settings.site_title, "path": "/", "feed": "/feed.atom",
+        "day": day, "day_url": f"/daily/{day}" if day else None, "sections": [], "papers": [],
+    }
+    if day is None:
+        return data
+    rows = db.day_papers(day)
+    topics_exist = db.has_topics()
+    groups: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        order, slug, label, url = _section_key(row, topics_exist)
+        group = groups.setdefault(slug, {"order": order, "slug": slug, "label": label,
+                                         "url": url, "rows": []})
+        group["rows"].append(row)
+    for group in sorted(groups.values(), key=lambda g: (g["order"], -len(g["rows"]), g["label"])):
+        top = sorted(group.pop("rows"), key=_story_rank)
+        stories = [item(r) for r in top[:STORIES_PER_SECTION]]
+        group.pop("order")
+        data["sections"].append({**group, "count": len(top), "stories": stories,
+                                 "more": len(top) - len(stories)})
+        data["papers"] += stories
+    data["count"] = len(rows)
+    return data
+
+
+def daily(site: Site, day: str) -> dict[str, Any]:
+    if not _DAY.match(day):
+        raise NotFound(f"{day!r} is not a day like 2026-06-30")
+    db = site.store
+    rows = db.day_papers(day)
+    if not rows:
+        raise NotFound(f"no papers were announced on {day}")
+    prev, nxt = db.day_neighbours(day)
+    return {
+        "page": "daily", "title": f"Papers of {day}", "path": f"/daily/{day}",
+        "feed": None, "day": day, "count": len(rows),
+        "prev": {"day": prev, "url": f"/daily/{prev}"} if prev else None,
+        "next": {"day": nxt, "url": f"/daily/{nxt}"} if nxt else None,
+        "papers": [item(r) for r in rows],
+    }
+
+
+def _weeks(last_day: str | None) -> list[str]:
+    if not last_day:
+        return []
+    end = date.fromisoformat(last_day)
+    monday = end - timedelta(days=end.weekday())
+    return [(monday - timedelta(weeks=n)).isoformat() for n in range(TREND_WEEKS - 1, -1, -1)]
+
+
+def _topics_overview(site: Site) -> dict[str, Any]:
+    db = site.store
+    weeks = _weeks(db.latest_day())
+    counts = db.weekly_topic_counts(weeks[0]) if weeks else {}
+    sizes = db.topic_sizes()
+    sections = []
+    for section in db.sections_and_topics():
+        topics = [{
+            "slug": t["slug"], "label": t["label"], "url": topic_url(t["slug"]),
+            "size": sizes.get(t["id"], 0), "is_other": bool(t["is_other"]),
+            "trend": [counts.get(t["id"], {}).get(w, 0) for w in weeks],
+        } for t in section["topics"]]
+        sections.append({"slug": section["slug"], "label": section["label"],
+                         "url": f"/sections/{section['slug']}", "topics": topics,
+                         "size": sum(t["size"] for t in topics)})
+    return {"weeks": weeks, "sections": sections}
+
+
+def topics_overview(site: Site) -> dict[str, Any]:
+    return site.cached("topics-overview", 60.0, lambda: _topics_overview(site))
+
+
+def topics_index(site: Site) -> dict[str, Any]:
+    overview = topics_overview(site)
+    data = {"page": "topics", "title": "Topics", "path": "/topics", "feed": None,
+            "weeks": overview["weeks"], "sections": overview["sections"], "categories": []}
+    if not overview["sections"]:  # no topics yet: the categories stand in for them
+        data["categories"] = [
+            {"category": c, "label": category_label(c), "url": f"/categories/{c}", "size": n}
+            for c, n in site.cached("category-sizes", 60.0, site.store.category_sizes)]
+    return data
+
+
+def section(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
+    page = parse_page(page_raw)
+    overview = topics_overview(site)
+    found = next((s for s in overview["sections"] if s["slug"] == slug), None)
+    if found is None:
+        raise NotFound(f"no section {slug!r}")
+    stored = site.store.find_section(slug)
+    size = site.page_size
+    rows = site.store.section_papers_page(stored["id"], size, (page - 1) * size) if stored else []
+    if page > 1 and not rows:
+        raise NotFound(f"page {page} is past the last page")
+    path = f"/sections/{slug}"
+    return {
+        "page": "section", "title": found["label"], "path": path, "feed": None,
+        "section": {"slug": slug, "label": found["label"], "size": found["size"]},
+        "weeks": overview["weeks"], "topics": found["topics"],
+        "papers": [item(r) for r in rows],
+        "older": with_query(path, page=page + 1) if len(rows) == size else None,
+        "newer": with_query(path, page=page - 1) if page > 1 else None,
+    }
+
+
+def topic(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
+    page = parse_page(page_raw)
+    db = site.store
+    found, moved_to = db.find_topic(slug)
+    if found is None:
+        if moved_to:
+            raise Redirect(with_query(topic_url(moved_to), page=page))
+        raise NotFound(f"no topic {slug!r}")
+    size = site.page_size
+    total, rows = db.topic_papers_page(found["id"], size, (page - 1) * size)
+    _check_page(page, total, size)
+    pages = pagination(topic_url(slug), page, total, size)
+    try:
+        phrases = json.loads(found["key_phrases"] or "[]")
+    except ValueError:
+        phrases = []
+    return {
+        "page": "topic", "title": found["label"], "path": topic_url(slug),
+        "feed": f"/topics/{slug}.atom",
+        "topic": {"slug": slug, "label": found["label"], "key_phrases": phrases,
+                  "section": {"label": found["section_label"],
+                              "url": f"/sections/{found['section_slug']}"}
+                  if found["section_slug"] else None},
+        "count_line": count_phrase(total, page, pages["pages"]),
+        "pagination": pages, "papers": [item(r) for r in rows],
+    }
+
+
+def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
+    page = parse_page(page_raw)
+    size = site.page_size
+    total, rows = site.store.category_papers_page(name, size, (page - 1) * size)
+    if total == 0:
+        raise NotFound(f"no papers in category {name!r}")
+    _check_page(page, total, size)
+    path = f"/categories/{name}"
+    pages = pagination(path, page, total, size)
+    return {
+        "page": "category", "title": category_label(name), "path": path,
+        "feed": None, "category": name, "count_line": count_phrase(total, page, pages["pages"]),
+        "pagination": pages, "papers": [item(r) for r in rows],
+    }
+
+
+def author(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
+    page = parse_page(page_raw)
+    db = site.store
+    found = db.find_author(slug)
+    if found is None:
+        raise NotFound(f"no author {slug!r}")
+    size = site.page_size
+    total, rows = db.author_papers_page(found["id"], size, (page - 1) * size)
+    _check_page(page, total, size)
+    path = author_url(slug)
+    pages = pagination(path, page, total, size)
+    topics = [{"label": t["label"], "url": topic_url(t["slug"]), "papers": t["papers"]}
+              for t in db.author_topics(found["id"])]
+    if not topics:
+        topics = [{"label": category_label(c["category"]), "url": f"/categories/{c['category']}",
+                   "papers": c["papers"]} for c in db.author_categories(found["id"])]
+    return {
+        "page": "author", "title": found["name"], "path": path, "feed": f"{path}.atom",
+        "author": {"name": found["name"], "slug": slug, "papers": total},
+        "count_line": count_phrase(total, page, pages["pages"]),
+        "pagination": pages, "papers": [item(r, full_abstract=True) for r in rows],
+        "coauthors": [{"name": c["name"], "url": author_url(c["slug"]), "papers": c["papers"]}
+                      for c in db.coauthors(found["id"])],
+        "topics": topics,
+    }
+
+
+def _ids_of(results: Any) -> list[str]:
+    """Paper ids out of whatever the search stage returns (objects, dicts or tuples)."""
+    ids = []
+    for result in results or []:
+        if isinstance(result, str):
+            ids.append(result)
+        elif isinstance(result, dict):
+            ids.append(result.get("paper_id") or result.get("id"))
+        elif isinstance(result, tuple | list):
+            ids.append(result[0])
+        else:
+            ids.append(getattr(result, "paper_id", None) or getattr(result, "id", None))
+    return [i for i in ids if i]
+
+
+def similar(site: Site, pid: str, limit: int = 6) -> list[dict[str, Any]]:
+    try:
+        from papersift.search import similar_papers
+    except ImportError:
+        return []
+    try:
+        found = similar_papers(site.store, site.settings, pid, limit=limit)
+    except Exception as exc:  # no embeddings yet, index missing: the page still works
+        log.info("similar papers for %s unavailable: %s", pid, exc)
+        return []
+    ids = [i for i in _ids_of(getattr(found, "results", found)) if i != pid][:limit]
+    rows = site.store.listing_by_ids(ids)
+    return [item(rows[i]) for i in ids if i in rows]
+
+
+def provenance(summary: dict[str, Any]) -> str:
+    who = "an LLM" if summary["writer"] == "llm" else "the built-in writer"
+    model = f" ({summary['model']})" if summary.get("model") else ""
+    prompt = f", prompt {summary['prompt_version']}" if summary.get("prompt_version") else ""
+    when = (summary.get("created_at") or "")[:10]
+    return f"Written by {who}{model}{prompt} on {when} from the abstract; check the paper."
+
+
+def paper(site: Site, pid: str) -> dict[str, Any]:
+    db = site.store
+    stored = db.get_paper(pid)
+    if stored is None:
+        raise NotFound(f"no paper {pid!r}")
+    if stored["duplicate_of"]:
+        raise Redirect(paper_url(stored["duplicate_of"]))
+    summary = db.paper_summary(pid)
+    topic_row = db.paper_topic(pid)
+    is_arxiv = ":" not in pid
+    links = {"abs": f"https://arxiv.org/abs/{pid}", "pdf": f"https://arxiv.org/pdf/{pid}"} \
+        if is_arxiv else {}
+    links.update({k: v for k, v in (stored.get("links") or {}).items() if k not in links})
+    if stored.get("doi"):
+        links["doi"] = f"https://doi.org/{stored['doi']}"
+    data = {
+        "page": "paper", "title": readable(stored["title"]), "path": paper_url(pid), "feed": None,
+        "paper": {
+            "id": pid, "title": readable(stored["title"]), "url": paper_url(pid),
+            "authors": [{"name": a["name"], "url": author_url(a["slug"])}
+                        for a in stored["authors"]],
+            "date": stored["sort_date"], "announced": stored["announced"],
+            "submitted": stored["submitted"], "version": stored["version"],
+            "tldr": readable(summary["tldr"]) if summary else None,
+            "blurb": readable(summary["blurb"]) if summary else None,
+            "provenance": provenance(summary) if summary else None,
+            "summary": {k: summary[k] for k in ("writer", "model", "prompt_version",
+                                                "created_at")} if summary else None,
+            "abstract": readable(stored["abstract"]),
+            "categories": [{"name": c, "label": category_label(c), "url": f"/categories/{c}"}
+                           for c in stored["categories"]],
+            "topic": _topic_ref(topic_row),
+            "section": {"label": topic_row["section_label"],
+                        "url": f"/sections/{topic_row['section_slug']}"}
+            if topic_row and topic_row["section_slug"] else None,
+            "comment": stored["comment"], "journal_ref": stored["journal_ref"],
+            "doi": stored["doi"], "links": links,
+            "bibtex": bibtex({**stored, "title": readable(stored["title"])}),
+        },
+        "similar": similar(site, pid),
+        "papers": [],
+    }
+    return data

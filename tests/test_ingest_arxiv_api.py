@@ -1,0 +1,313 @@
+"""The arXiv API source against a local server speaking the Atom API, with real samples, paging and faults."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, date, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+
+from papersift.ingest import ingest
+from papersift.records import PaperRecord, Skipped, SourceError
+from papersift.settings import load_settings
+from papersift.sources import SourceOptions, open_source
+from papersift.sources.http import retry_after_seconds
+from tests.conftest import shared_file, shared_format
+from tests.upstream import Fault, Upstream, make_paper, shared_papers
+
+WEEK = SourceOptions(since=date(2026, 11, 20), until=date(2026, 11, 28))
+
+
+def papers(n: int, **fields) -> list[dict]:
+    return [make_paper(f"2611.{i:05d}", **fields) for i in range(1, n + 1)]
+
+
+def run(server: Upstream, spec: str = "arxiv:cs.LG", options: SourceOptions = WEEK, **settings):
+    found = list(open_source(spec, options, load_settings(**server.settings_overrides(**settings))))
+    return ([r for r in found if isinstance(r, PaperRecord)], [s for s in found if isinstance(s, Skipped)])
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# ------------------------------------------------------------------ real samples
+def test_parses_the_2026_format_sample() -> None:
+    body = shared_format("arxiv_api/arxivpy_q_testing_s0_m10_bc5a6c384fe9.body.extracted.xml").read_bytes()
+    with Upstream() as server:
+        server.faults = [Fault(body=body)]
+        records, skipped = run(server)
+    assert len(records) == 10 and not skipped
+    first = records[0]
+    assert (first.id, first.version, first.source) == ("2202.12139", 1, "arxiv")
+    assert first.title == "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques"
+    assert first.authors == ["Mohit Kumar Ahuja", "Arnaud Gotlieb", "Helge Spieker"]
+    assert first.categories == ["cs.SE", "cs.LG"]
+    assert first.submitted == "2022-02-24T15:05:19Z" and first.updated == "2022-02-24T15:05:19Z"
+    assert first.doi == "10.1109/ICSTW55395.2022.00035"
+    assert first.comment.startswith("Artificial Intelligence in Software Testing 2022 workshop")
+    assert first.journal_ref.startswith("Artificial Intelligence in Software Testing @ 2022 IEEE")
+    assert first.links == {
+        "abs": "https://arxiv.org/abs/2202.12139v1", "pdf": "https://arxiv.org/pdf/2202.12139v1",
+        "doi": "https://doi.org/10.1109/ICSTW55395.2022.00035",
+    }
+    assert first.abstract.startswith("Deep Learning (DL) has revolutionized")
+    assert len({r.id for r in records}) == 10
+
+
+def test_parses_the_2016_format_sample_keeping_text_as_given() -> None:
+    body = shared_format("arxiv_api/arxivpy_2016_search_au_del_maestro.xml").read_bytes()
+    with Upstream() as server:
+        server.faults = [Fault(body=body)]
+        records, _ = run(server, page_size=200)
+    assert len(records) == 10
+    first = records[0]
+    assert first.id == "1201.4869"
+    assert first.categories[0] == "cond-mat.mes-hall"  # primary first, though listed after
+    assert first.abstract.startswith("  As helium-4 is cooled")  # whitespace kept as given
+    assert first.doi == "10.1142/S021797921244002X"
+    assert first.journal_ref == "Int. J. Mod. Phys. B, 26, 1244002 (2012)"
+    assert any(r.id == "cond-mat/0412498" for r in records)  # old-style id
+
+
+def test_affiliations_do_not_leak_into_author_names() -> None:
+    body = shared_format(
+        "arxiv_api/arxivpy_id_astro-ph_0601001_s0_m100_3150dca9dc76.body.extracted.xml").read_bytes()
+    with Upstream() as server:
+        server.faults = [Fault(body=body)]
+        records, _ = run(server)
+    assert records[0].id == "astro-ph/0601001"
+    assert records[0].authors == ["Andrew Gould", "Susan Dorsher", "B. Scott Gaudi", "Andrzej Udalski"]
+
+
+def test_empty_result_sample_is_zero_records() -> None:
+    body = shared_format("arxiv_api/arxivpy_id_0000.0000_s0_m100_8b51d9633a68.body.extracted.xml").read_bytes()
+    with Upstream() as server:
+        server.faults = [Fault(body=body)]
+        assert run(server) == ([], [])
+        assert len(server.requests) == 1
+
+
+def test_error_feed_with_http_400_names_arxivs_message() -> None:
+    body = json.loads(shared_format("arxiv_api/arxivpy_id_abc_s0_m100_b79c8dcf6bc3.json").read_text())["body"]
+    with Upstream() as server:
+        server.faults = [Fault(status=400, body=body.encode())]
+        with pytest.raises(SourceError, match="incorrect id format for abc"):
+            run(server)
+        assert len(server.requests) == 1  # a 400 is not retried
+
+
+def test_generated_error_for_too_large_pages() -> None:
+    with Upstream(papers(2)) as server, pytest.raises(SourceError, match="max_results must not exceed"):
+        run(server, page_size=40000)
+
+
+# ------------------------------------------------------------------------ paging
+def test_pages_with_start_and_max_results_and_the_exact_query() -> None:
+    with Upstream(papers(7, categories=["cs.LG", "cs.AI"])) as server:
+        server.papers.append(make_paper("2611.09999", categories=["cs.CL"]))
+        server.papers.append(make_paper("2611.09998", categories=["math.AG"]))
+        records, _ = run(server, "arxiv:cs.LG,cs.CL", page_size=3)
+    assert sorted(r.id for r in records) == sorted([f"2611.{i:05d}" for i in range(1, 8)] + ["2611.09999"])
+    params = [r.params for r in server.requests]
+    assert [p["start"] for p in params] == ["0", "3", "6"]
+    assert all(p["max_results"] == "3" and p["sortBy"] == "submittedDate" for p in params)
+    assert params[0]["search_query"] == (
+        "(cat:cs.LG OR cat:cs.CL) AND submittedDate:[202611200000 TO 202611282359]")
+
+
+def test_stops_when_total_is_reached_without_an_extra_request() -> None:
+    with Upstream(papers(6)) as server:
+        records, _ = run(server, page_size=3)
+    assert len(records) == 6
+    assert [r.params["start"] for r in server.requests] == ["0", "3"]
+
+
+def test_date_range_filters_and_defaults_to_since_days() -> None:
+    today = date.today()
+    recent = make_paper("2611.00001", announced=(today - timedelta(days=1)).isoformat())
+    old = make_paper("2611.00002", announced=(today - timedelta(days=30)).isoformat())
+    with Upstream([recent, old]) as server:
+        records, _ = run(server, options=SourceOptions(), since_days=3)
+    assert [r.id for r in records] == ["2611.00001"]
+    since = (today - timedelta(days=3)).strftime("%Y%m%d")
+    assert f"submittedDate:[{since}0000 TO {today:%Y%m%d}2359]" in server.requests[0].params["search_query"]
+
+
+def test_limit_stops_early() -> None:
+    with Upstream(papers(9)) as server:
+        records, _ = run(server, options=SourceOptions(since=WEEK.since, until=WEEK.until, limit=4),
+                         page_size=3)
+    assert len(records) == 4 and len(server.requests) == 2
+
+
+def test_bad_categories_are_refused_before_any_request() -> None:
+    with Upstream() as server:
+        with pytest.raises(SourceError, match="not arXiv categories"):
+            run(server, "arxiv:cs.LG,<script>")
+        assert server.requests == []
+
+
+# ------------------------------------------------------------------------ faults
+def test_spurious_empty_page_is_asked_again() -> None:
+    with Upstream(papers(7)) as server:
+        server.faults = [Fault(), Fault(empty=True)]
+        records, _ = run(server, page_size=3)
+    assert len(records) == 7
+    assert [r.params["start"] for r in server.requests] == ["0", "3", "3", "6"]
+
+
+def test_503_with_retry_after_is_honoured() -> None:
+    with Upstream(papers(2)) as server:
+        server.faults = [Fault(status=503, retry_after=1)]
+        records, _ = run(server)
+    assert len(records) == 2
+    first, second = server.requests
+    assert second.time - first.time >= 0.95
+
+
+@pytest.mark.parametrize("fault", [
+    Fault(status=429), Fault(status=500), Fault(status=502), Fault(truncate=True),
+    Fault(body=b"<?xml version='1.0'?><feed xmlns='http://www.w3.org/2005/Atom'><entry><id>"),
+    Fault(body=b"<html>upstream maintenance</html>"),
+], ids=["429", "500", "502", "truncated", "unparseable", "not-a-feed"])
+def test_transient_faults_are_retried(fault: Fault) -> None:
+    with Upstream(papers(4)) as server:
+        server.faults = [Fault(), fault]
+        records, skipped = run(server, page_size=2)
+    assert sorted(r.id for r in records) == [f"2611.{i:05d}" for i in range(1, 5)]
+    assert not skipped
+    assert [r.params["start"] for r in server.requests] == ["0", "2", "2"]
+
+
+def test_slow_response_times_out_and_is_retried() -> None:
+    with Upstream(papers(2)) as server:
+        server.faults = [Fault(delay=1.5)]
+        started = time.monotonic()
+        records, _ = run(server, http_timeout=0.3)
+    assert len(records) == 2 and len(server.requests) == 2
+    assert time.monotonic() - started < 1.5
+
+
+def test_gives_up_after_the_retries_naming_url_and_status() -> None:
+    with Upstream(papers(2)) as server:
+        server.faults = [Fault(status=503)] * 5
+        with pytest.raises(SourceError) as failure:
+            run(server, http_retries=2)
+        assert len(server.requests) == 3
+        url = server.arxiv_api_url
+    message = str(failure.value)
+    assert url in message and "HTTP 503" in message and "3 attempts" in message
+
+
+def test_malformed_entries_are_skipped_with_their_place_and_the_run_continues() -> None:
+    feed = papers(5)
+    feed[1]["render"] = {"title": ""}
+    feed[2]["render"] = {"published": "yesterday"}
+    feed[3]["render"] = {"id": "http://arxiv.org/abs/not-an-id"}
+    with Upstream(feed) as server:
+        records, skipped = run(server, page_size=2)
+    assert [r.id for r in records] == ["2611.00001", "2611.00005"]
+    assert [s.where.rsplit(" ", 2)[1:] for s in skipped] == [["entry", "2"], ["entry", "3"], ["entry", "4"]]
+    assert all(s.source == "arxiv" and server.arxiv_api_url in s.where for s in skipped)
+    assert "missing title" in skipped[0].reason
+    assert "invalid <published> date 'yesterday'" in skipped[1].reason
+    assert "not an arXiv id" in skipped[2].reason
+
+
+def test_retry_after_accepts_seconds_and_http_dates_and_is_capped() -> None:
+    assert retry_after_seconds("7") == 7
+    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= retry_after_seconds(soon) <= 30
+    assert retry_after_seconds("86400") == 300
+    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
+
+
+# --------------------------------------------------------------------- politeness
+def test_request_delay_is_kept_between_requests_to_the_same_host() -> None:
+    with Upstream(papers(5)) as server:
+        records, _ = run(server, page_size=2, request_delay=0.3)
+    times = [r.time for r in server.requests]
+    assert len(records) == 5 and len(times) == 3
+    assert all(later - earlier >= 0.29 for earlier, later in zip(times, times[1:], strict=False))
+
+
+def test_user_agent_names_papersift() -> None:
+    with Upstream(papers(1)) as server:
+        run(server)
+    assert server.requests[0].headers["User-Agent"].startswith("papersift/")
+
+
+@pytest.mark.parametrize("url", ["closed", "http://nonexistent.invalid/api/query"])
+def test_no_network_fails_fast_pointing_at_the_local_snapshot(url: str) -> None:
+    if url == "closed":
+        url = f"http://127.0.0.1:{closed_port()}/api/query"
+    settings = load_settings(arxiv_api_url=url, request_delay=0, http_retries=5, http_backoff=5.0)
+    started = time.monotonic()
+    with pytest.raises(SourceError) as failure:
+        list(open_source("arxiv:cs.LG", WEEK, settings))
+    assert time.monotonic() - started < 3.0
+    assert "papersift ingest file:../shared/data/arxiv-2025-2026.jsonl.gz" in str(failure.value)
+
+
+# ------------------------------------------------------------------ into the store
+def test_shared_papers_ingest_once_then_nothing_new(store, settings) -> None:
+    feed = shared_papers(shared_file("arxiv-2025-2026.jsonl.gz"), 300, categories=["cs.LG"])
+    days = sorted(p["submitted"][:10] for p in feed)
+    options = SourceOptions(since=date.fromisoformat(days[len(days) // 2]),
+                            until=date.fromisoformat(days[-1]))
+    expected = {p["id"] for p in feed if options.since.isoformat() <= p["submitted"][:10]}
+    with Upstream(feed) as server:
+        wanted = settings.replace(**server.settings_overrides(page_size=50))
+        first = ingest(store, ["arxiv:cs.LG"], wanted, options=options)
+        second = ingest(store, ["arxiv:cs.LG"], wanted, options=options)
+    assert first.new == len(expected) and not first.skipped and not first.failed_sources
+    assert (second.new, second.updated, second.unchanged) == (0, 0, len(expected))
+    some = next(iter(expected))
+    stored = store.get_paper(some)
+    source = next(p for p in feed if p["id"] == some)
+    assert stored["title"] == source["title"] and stored["abstract"] == source["abstract"]
+    assert [a["name"] for a in stored["authors"]] == source["authors"]
+    assert "arxiv" in stored["sources"]
+
+
+def _cli(server: Upstream, tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, **server.env(), "PAPERSIFT_DATA_DIR": str(tmp_path / "cli-data")}
+    return subprocess.run(
+        [sys.executable, "-m", "papersift.cli.main", "ingest", *args], env=env,
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def test_cli_ingest_reports_and_exit_codes(tmp_path) -> None:
+    feed = papers(5, categories=["cs.LG"])
+    feed[2]["render"] = {"title": ""}
+    with Upstream(feed) as server:
+        server.faults = [Fault(status=503, retry_after=0)]
+        first = _cli(server, tmp_path, "arxiv:cs.LG", "--since", "2026-11-20", "--until", "2026-11-28", "--json")
+        second = _cli(server, tmp_path, "arxiv:cs.LG", "--since", "2026-11-20", "--until", "2026-11-28", "--json")
+        plain = _cli(server, tmp_path, "arxiv:cs.LG", "--since", "2026-11-20", "--until", "2026-11-28")
+    assert first.returncode == 3, first.stderr  # done, but one entry was skipped
+    report = json.loads(first.stdout)
+    assert report["new"] == 4 and len(report["skipped"]) == 1
+    assert report["skipped"][0]["where"].endswith("entry 3") and "missing title" in report["skipped"][0]["reason"]
+    again = json.loads(second.stdout)
+    assert second.returncode == 3 and again["new"] == 0 and again["unchanged"] == 4
+    assert plain.returncode == 3 and "skipped" in plain.stderr and "entry 3" in plain.stderr
+
+
+def test_cli_ingest_offline_exits_1_with_the_hint(tmp_path) -> None:
+    env = {**os.environ, "PAPERSIFT_ARXIV_API_URL": f"http://127.0.0.1:{closed_port()}/api/query",
+           "PAPERSIFT_REQUEST_DELAY": "0", "PAPERSIFT_DATA_DIR": str(tmp_path / "cli-data")}
+    done = subprocess.run([sys.executable, "-m", "papersift.cli.main", "ingest", "arxiv:cs.LG"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "papersift ingest file:" in " ".join(done.stderr.split())
