@@ -18,8 +18,9 @@ from papersift.store import StoreError
 def run() -> None:
     """Run the CLI; expected failures become a one-line message and a meaningful exit code."""
     try:
-        app(standalone_mode=False)
-    except SystemExit as exc:
+        # Without standalone mode click returns the code of a typer.Exit instead of exiting.
+        result = app(standalone_mode=False)
+    except SystemExit:
         raise
     except (SettingsError, StoreError) as exc:
         common.console.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -38,7 +39,7 @@ def run() -> None:
         if isinstance(exc, click.exceptions.Abort):
             sys.exit(130)
         raise
-    sys.exit(0)
+    sys.exit(result if isinstance(result, int) else 0)
 
 
 if __name__ == "__main__":

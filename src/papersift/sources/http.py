@@ -90,7 +90,8 @@ class Fetcher:
                 # long retry loop would only make the user wait. One quick second try.
                 connect_failures += 1
                 if connect_failures > 1:
-                    raise SourceError(f"cannot reach {shown}: {_reason(exc)}; {OFFLINE_HINT}") from None
+                    raise SourceError(
+                        f"cannot reach {_origin(url)} ({_reason(exc)}); {OFFLINE_HINT}") from None
                 time.sleep(min(self.backoff, 1.0))
                 continue
             except httpx.TimeoutException:
@@ -152,6 +153,11 @@ def retry_after_seconds(value: str | None) -> float | None:
 
 def _show(url: str, params: Mapping[str, Any] | None) -> str:
     return str(httpx.URL(url, params=params)) if params else url
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _reason(exc: Exception) -> str:

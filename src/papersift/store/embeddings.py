@@ -80,3 +80,39 @@ class EmbeddingsStore:
     def count_embeddings(self, model: str) -> int:
         return self.conn.execute(
             "SELECT count(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
+
+    # -- for the nearest-neighbour index, which is keyed by papers.pk
+    def embedding_state(self, model: str) -> dict[int, str]:
+        """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
+        return dict(self.conn.execute(
+            "SELECT p.pk, e.text_hash FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+            " WHERE e.model = ? AND p.duplicate_of IS NULL", (model,)))
+
+    def embedding_vectors(
+        self, model: str, pks: Sequence[int]
+    ) -> tuple[list[int], np.ndarray]:
+        """(pks found, float32 matrix) for these papers.pk values, in the order asked."""
+        found: dict[int, bytes] = {}
+        wanted = list(pks)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for pk, blob in self.conn.execute(
+                f"SELECT p.pk, e.vector FROM papers p JOIN embeddings e ON e.paper_id = p.id"
+                f" AND e.model = ? WHERE p.pk IN ({marks})", (model, *chunk)):
+                found[pk] = blob
+        order = [pk for pk in wanted if pk in found]
+        if not order:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(found[pk] for pk in order), dtype="<f4")
+        return order, matrix.reshape(len(order), -1).astype(np.float32, copy=False)
+
+    def ids_of_pks(self, pks: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        wanted = list(pks)
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(self.conn.execute(
+                f"SELECT pk, id FROM papers WHERE pk IN ({marks})", chunk))
+        return out

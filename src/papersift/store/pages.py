@@ -56,7 +56,7 @@ class PagesStore:
                 " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
                 " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
                 " LEFT JOIN sections s ON s.id = t.section_id"
-                f" WHERE pt.paper_id IN ({marks})", chunk):
+                f" WHERE pt.paper_id IN ({marks}) AND t.retired_build IS NULL", chunk):
                 topics[row["paper_id"]] = dict(row)
         for row in rows:
             row["lead_authors"] = lead.get(row["id"], [])
@@ -166,6 +166,8 @@ class PagesStore:
         """(papers in the topic, one page of them newest first)."""
         total = self.conn.execute(
             "SELECT count(*) FROM paper_topics WHERE topic_id = ?", (topic_id,)).fetchone()[0]
+        if offset and offset >= total:
+            return total, []
         rows = self._rows(
             f"SELECT {_LISTING} FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
             f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id DESC"
@@ -191,19 +193,28 @@ class PagesStore:
     def category_papers_page(
         self, category: str, limit: int, offset: int
     ) -> tuple[int, list[dict[str, Any]]]:
-        """Papers whose primary category this is: (count, a page newest first)."""
+        """Papers carrying this category (primary or cross-list): (count, a page newest first)."""
         total = self.conn.execute(
-            f"SELECT count(*) FROM papers p WHERE p.primary_category = ? AND {_LIVE}",
-            (category,)).fetchone()[0]
-        rows = self._rows(
-            f"SELECT {_LISTING} FROM papers p WHERE p.primary_category = ? AND {_LIVE}"
-            " ORDER BY p.sort_date DESC, p.id LIMIT ? OFFSET ?", (category, limit, offset))
-        return total, rows
+            "SELECT count(*) FROM paper_categories c JOIN papers p ON p.id = c.paper_id"
+            f" WHERE c.category = ? AND {_LIVE}", (category,)).fetchone()[0]
+        if offset and offset >= total:
+            return total, []
+        if total > 2000:
+            # A big category: walk the date index and stop after the page (cheap for early pages).
+            sql = (f"SELECT {_LISTING} FROM papers p INDEXED BY papers_sort_date WHERE {_LIVE}"
+                   " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = p.id"
+                   " AND c.category = ?) ORDER BY p.sort_date DESC, p.id LIMIT ? OFFSET ?")
+        else:
+            sql = (f"SELECT {_LISTING} FROM paper_categories c JOIN papers p ON p.id = c.paper_id"
+                   f" WHERE c.category = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id"
+                   " LIMIT ? OFFSET ?")
+        return total, self._rows(sql, (category, limit, offset))
 
     def category_sizes(self) -> list[tuple[str, int]]:
+        """(category, papers) for every category, largest first."""
         return [(r[0], r[1]) for r in self.conn.execute(
-            f"SELECT primary_category, count(*) FROM papers p WHERE {_LIVE}"
-            " AND primary_category IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1")]
+            "SELECT c.category, count(*) FROM paper_categories c JOIN papers p ON p.id = c.paper_id"
+            f" WHERE {_LIVE} GROUP BY 1 ORDER BY 2 DESC, 1")]
 
     # --------------------------------------------------------------- authors
     def find_author(self, slug: str) -> dict[str, Any] | None:
@@ -217,6 +228,8 @@ class PagesStore:
         total = self.conn.execute(
             "SELECT count(*) FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
             f" WHERE pa.author_id = ? AND {_LIVE}", (author_id,)).fetchone()[0]
+        if offset and offset >= total:
+            return total, []
         rows = self._rows(
             f"SELECT {_LISTING} FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
             f" WHERE pa.author_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id DESC"
@@ -258,7 +271,8 @@ class PagesStore:
         row = self.conn.execute(
             "SELECT t.slug, coalesce(t.llm_label, t.label) AS label, s.slug AS section_slug,"
             " s.label AS section_label FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?",
+            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?"
+            " AND t.retired_build IS NULL",
             (paper_id,)).fetchone()
         return dict(row) if row else None
 
@@ -283,7 +297,8 @@ class PagesStore:
         """
         clauses, params = ["papers_fts MATCH ?", _LIVE], [match]
         if category:
-            clauses.append("p.primary_category = ?")
+            clauses.append("EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = p.id"
+                           " AND c.category = ?)")
             params.append(category)
         if since:
             clauses.append("p.sort_date >= ?")

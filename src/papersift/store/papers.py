@@ -259,7 +259,7 @@ class PapersStore:
             rows,
         )
         self.conn.execute(
-            "INSERT INTO papers_fts(rowid, title, abstract, authors)"
+            "INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
             " SELECT pk, title, abstract, authors_text FROM papers WHERE pk >= ?", (first_pk,))
         self.conn.executemany(
             "INSERT INTO paper_authors(paper_id, position, author_id) VALUES (?,?,?)", people)

@@ -1,11 +1,190 @@
-"""Full-text (FTS5) queries for keyword search."""
+"""Full-text (FTS5) queries for keyword search: bm25 with field weights, filters, term statistics, snippets."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+_CHUNK = 500
+# Private-use characters mark highlights inside FTS5 output; the caller escapes the text and
+# turns only these into markup.
+MARK_START, MARK_END = "\ue000", "\ue001"
 
 
 class SearchStore:
     """Mixin of Store (see papersift.store)."""
 
     conn: sqlite3.Connection
+    _tokenize_lock = threading.Lock()
+
+    # ------------------------------------------------------------ term statistics
+    def fts_tokens(self, words: Sequence[str]) -> list[list[str]]:
+        """Each word as the FTS index sees it (porter-stemmed, case-folded tokens).
+
+        Uses a temporary FTS5 table with the index's own tokenizer, so no stemmer has to agree
+        with SQLite's; works on read-only connections (the temp schema is private)."""
+        if not words:
+            return []
+        with self._tokenize_lock:
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5("
+                "word, tokenize='porter unicode61 remove_diacritics 2')")
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens_vocab"
+                " USING fts5vocab(temp, query_tokens, instance)")
+            self.conn.execute("DELETE FROM temp.query_tokens")
+            self.conn.executemany("INSERT INTO temp.query_tokens(rowid, word) VALUES (?, ?)",
+                                  list(enumerate(words)))
+            found: list[list[str]] = [[] for _ in words]
+            for doc, term in self.conn.execute(
+                    "SELECT doc, term FROM temp.query_tokens_vocab ORDER BY doc, offset"):
+                found[doc].append(term)
+            self.conn.execute("DELETE FROM temp.query_tokens")
+        return found
+
+    def fts_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many papers contain each (already tokenized) term."""
+        with self._tokenize_lock:
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
+                " USING fts5vocab(main, papers_fts, row)")
+        counts = {t: 0 for t in tokens}
+        for chunk in _chunks(list(counts)):
+            marks = ",".join("?" * len(chunk))
+            for term, docs in self.conn.execute(
+                    f"SELECT term, doc FROM temp.papers_fts_rows WHERE term IN ({marks})", chunk):
+                counts[term] = docs
+        return counts
+
+    def fts_size(self) -> int:
+        """Papers in the FTS index (including duplicates), cheaply."""
+        row = self.conn.execute("SELECT max(pk) FROM papers").fetchone()
+        return int(row[0] or 0)
+
+    # -------------------------------------------------------------- filters
+    def _filter_sql(self, filters: Any, alias: str = "p") -> tuple[str, list[Any]]:
+        """SQL conditions on papers `alias` for a search.keyword.Filters; never empty."""
+        clauses = [f"{alias}.duplicate_of IS NULL"]
+        params: list[Any] = []
+        if filters is None:
+            return " AND ".join(clauses), params
+        for category in filters.categories:
+            if "." in category:
+                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
+                               " AND c.category = ? COLLATE NOCASE)")
+                params.append(category)
+            else:  # a whole archive: cat:cs
+                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
+                               " AND (c.category = ? COLLATE NOCASE OR c.category LIKE ? ESCAPE '\\'))")
+                params += [category, category.replace("%", "\\%").replace("_", "\\_") + ".%"]
+        if filters.since:
+            clauses.append(f"{alias}.sort_date >= ?")
+            params.append(filters.since)
+        if filters.until:
+            # Inclusive at the precision given: until 2025-03 includes every day of March.
+            clauses.append(f"substr({alias}.sort_date, 1, length(?)) <= ?")
+            params += [filters.until, filters.until]
+        if filters.topic:
+            clauses.append(f"EXISTS (SELECT 1 FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+                           f" WHERE pt.paper_id = {alias}.id AND t.slug = ?)")
+            params.append(filters.topic)
+        return " AND ".join(clauses), params
+
+    def filtered_pks(self, filters: Any, author_match: str | None = None) -> set[int]:
+        """pks of the papers that pass these filters (and the author FTS expression, if any)."""
+        where, params = self._filter_sql(filters)
+        sql = f"SELECT p.pk FROM papers p WHERE {where}"
+        if author_match:
+            sql += " AND p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
+            params.append(author_match)
+        return {r[0] for r in self.conn.execute(sql, params)}
+
+    def count_filtered(self, filters: Any) -> int:
+        where, params = self._filter_sql(filters)
+        return self.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]
+
+    # ------------------------------------------------------------- ranking
+    def keyword_search(
+        self, match: str, weights: Sequence[float], filters: Any = None, limit: int = 100
+    ) -> list[tuple[int, float]]:
+        """(pk, bm25 score, higher is better) of the best matches, best first.
+
+        Raises sqlite3.OperationalError for an expression FTS5 rejects (the caller builds safe ones)."""
+        where, params = self._filter_sql(filters)
+        w_title, w_abstract, w_authors = (float(w) for w in weights)
+        rows = self.conn.execute(
+            "SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+            " JOIN papers p ON p.pk = papers_fts.rowid"
+            f" WHERE papers_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
+            (w_title, w_abstract, w_authors, match, *params, int(limit)),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def keyword_scores(
+        self, match: str, weights: Sequence[float], pks: Sequence[int]
+    ) -> dict[int, float]:
+        """bm25 (higher is better) of these papers for the expression; absent if they do not match."""
+        w_title, w_abstract, w_authors = (float(w) for w in weights)
+        scores: dict[int, float] = {}
+        for chunk in _chunks(list(pks)):
+            marks = ",".join("?" * len(chunk))
+            for pk, score in self.conn.execute(
+                f"SELECT rowid, -bm25(papers_fts, ?, ?, ?) FROM papers_fts"
+                f" WHERE papers_fts MATCH ? AND rowid IN ({marks})",
+                (w_title, w_abstract, w_authors, match, *chunk),
+            ):
+                scores[pk] = score
+        return scores
+
+    def recent_pks(self, filters: Any, limit: int, author_match: str | None = None) -> list[int]:
+        """Newest papers passing the filters: the answer to a query made only of filters."""
+        where, params = self._filter_sql(filters)
+        sql = f"SELECT p.pk FROM papers p WHERE {where}"
+        if author_match:
+            sql += " AND p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
+            params.append(author_match)
+        sql += " ORDER BY p.sort_date DESC, p.pk DESC LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, (*params, int(limit)))]
+
+    # ------------------------------------------------------------- display
+    def search_rows(self, pks: Sequence[int], match: str | None = None,
+                    snippet_tokens: int = 40) -> dict[int, dict[str, Any]]:
+        """Display fields of these papers; with `match`, the title and an abstract snippet whose
+        matched words are wrapped in MARK_START/MARK_END (text otherwise raw, not escaped)."""
+        found: dict[int, dict[str, Any]] = {}
+        for chunk in _chunks(list(pks)):
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                "SELECT pk, id, title, abstract, authors_text, primary_category, sort_date"
+                f" FROM papers WHERE pk IN ({marks})", chunk,
+            ):
+                found[row[0]] = {
+                    "pk": row[0], "id": row[1], "title": row[2], "abstract": row[3],
+                    "authors": row[4], "primary_category": row[5], "date": row[6],
+                    "title_marked": None, "snippet_marked": None,
+                }
+            if match:
+                try:
+                    for pk, title, snippet in self.conn.execute(
+                        "SELECT rowid, highlight(papers_fts, 0, ?, ?),"
+                        " snippet(papers_fts, 1, ?, ?, '…', ?) FROM papers_fts"
+                        f" WHERE papers_fts MATCH ? AND rowid IN ({marks})",
+                        (MARK_START, MARK_END, MARK_START, MARK_END, int(snippet_tokens), match,
+                         *chunk),
+                    ):
+                        if pk in found:
+                            found[pk]["title_marked"] = title
+                            found[pk]["snippet_marked"] = snippet
+                except sqlite3.OperationalError:
+                    pass  # highlights are a nicety; the rows are still shown
+        return found
+
+    def pk_of(self, paper_id: str) -> int | None:
+        row = self.conn.execute("SELECT pk FROM papers WHERE id = ?", (paper_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+
+def _chunks(items: list[Any], size: int = _CHUNK) -> list[list[Any]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]

@@ -195,11 +195,6 @@ def prepare(paper: dict[str, Any]) -> _Prepared:
     return _Prepared(title, abstract, roles.analyse(texts, title))
 
 
-def _tldr_subjectless(sentence: str) -> str:
-    """'We propose X that ...' -> 'X that ...' is not used: the TL;DR names the authors' act."""
-    return sentence
-
-
 def write_tldr(prepared: _Prepared, subject: str, singular: bool) -> str:
     """One sentence of at most 30 words: the best contribution sentence, compressed."""
     candidates = sorted(prepared.sentences, key=lambda s: (-s.score, s.index))
@@ -207,7 +202,8 @@ def write_tldr(prepared: _Prepared, subject: str, singular: bool) -> str:
         return _finish(prepared.title) if prepared.title else ""
     fallback = None
     for sentence in candidates[:3]:
-        rewritten = _lead_sentence(sentence.text, subject, singular, prepared.abstract)
+        # Unlike the blurb, the TL;DR need not open with the authors: a finding can stand alone.
+        rewritten = to_third_person(strip_openers(sentence.text), subject, singular)
         text, clean = compress(rewritten, TLDR_MAX_WORDS)
         if clean:
             return text

@@ -98,26 +98,45 @@ def classify(text: str, index: int, count: int) -> str:
 # (target: each sentence's ROUGE against the references) and rounded; see
 # benchmarks/bench_summarize.py --fit.
 WEIGHTS = {
-    "bias": 0.127,
-    "first": 0.054,
-    "second": 0.008,
-    "last": 0.005,
-    "relpos": -0.012,
-    "title": 0.155,
+    "bias": 0.0,
+    "first": 0.041,
+    "second": -0.002,
+    "last": 0.004,
+    "relpos": -0.022,
+    "title": 0.089,
     "strong": 0.036,
-    "contribution": 0.029,
-    "result": 0.003,
-    "method": 0.002,
-    "background": -0.05,
-    "we": 0.019,
-    "long": 0.002,
-    "short": -0.074,
+    "contribution": 0.027,
+    "result": 0.006,
+    "method": 0.01,
+    "background": -0.039,
+    "we": 0.006,
+    "long": -0.035,
+    "short": -0.061,
+    "central": 0.492,
+    "novel": 0.02,
+    "propose": 0.021,
+    "words": 0.108,
+    "modal_we": -0.012,
+    "title_n": 0.176,
 }
 
 
-def features(text: str, index: int, count: int, title_tokens: set[str], role: str) -> dict[str, float]:
-    """The salience features of one sentence (the keys of WEIGHTS, less the bias)."""
-    sentence_tokens = content_tokens(text)
+_RE_NOVEL = re.compile(r"\bnovel|\bnew\b", re.I)
+_RE_PROPOSE = re.compile(r"\bwe (?:\w+ly )?(?:propose|introduce|present)", re.I)
+_RE_MODAL_WE = re.compile(r"\bwe (?:can|could|need|must|should|may)\b", re.I)
+_RE_WE = re.compile(r"\b(?:we|our)\b", re.I)
+
+
+def features(
+    text: str, index: int, count: int, title_tokens: set[str], role: str,
+    sentence_tokens: set[str] | None = None, centrality: float = 0.0,
+) -> dict[str, float]:
+    """The salience features of one sentence (the keys of WEIGHTS, less the bias).
+
+    `centrality`: how many other sentences share this one's content words, on average.
+    """
+    if sentence_tokens is None:
+        sentence_tokens = content_tokens(text)
     overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
     n_words = len(text.split())
     return {
@@ -131,9 +150,15 @@ def features(text: str, index: int, count: int, title_tokens: set[str], role: st
         "result": float(role == RESULT),
         "method": float(role == METHOD),
         "background": float(role == BACKGROUND),
-        "we": float(bool(re.search(r"\b(?:we|our)\b", text, re.I))),
+        "we": float(bool(_RE_WE.search(text))),
         "long": float(n_words > 40),
         "short": float(n_words < 8),
+        "central": centrality,
+        "novel": float(bool(_RE_NOVEL.search(text))),
+        "propose": float(bool(_RE_PROPOSE.search(text))),
+        "words": min(n_words, 60) / 60,
+        "modal_we": float(bool(_RE_MODAL_WE.search(text))),
+        "title_n": len(sentence_tokens & title_tokens) / max(1, len(sentence_tokens)),
     }
 
 
@@ -141,10 +166,18 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
     """Role and salience of every sentence of an abstract."""
     title_tokens = content_tokens(title)
     count = len(sentences)
+    token_sets = [content_tokens(text) for text in sentences]
+    document_frequency: dict[str, int] = {}
+    for token_set in token_sets:
+        for token in token_set:
+            document_frequency[token] = document_frequency.get(token, 0) + 1
     analysed = []
     for index, text in enumerate(sentences):
         role = classify(text, index, count)
-        feats = features(text, index, count, title_tokens, role)
+        token_set = token_sets[index]
+        centrality = (sum(document_frequency[t] - 1 for t in token_set) / max(1, len(token_set))
+                      / max(1, count - 1))
+        feats = features(text, index, count, title_tokens, role, token_set, centrality)
         score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=len(text.split()),

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+# arXiv category codes (cs.LG, hep-th, math.OC); ACM/MSC class codes in the data are not pages.
+_CODE = re.compile(r"^[a-z][a-z\-]*(\.[A-Za-z][A-Za-z\-]*)?$")
+
 _NAMES = {
     "cs.AI": "Artificial Intelligence", "cs.CL": "Computation and Language",
     "cs.CV": "Computer Vision", "cs.LG": "Machine Learning", "stat.ML": "Machine Learning (stat)",
@@ -23,3 +28,8 @@ def category_label(category: str) -> str:
     """'cs.LG' -> 'Machine Learning (cs.LG)'; unknown codes stay as they are."""
     name = _NAMES.get(category)
     return f"{name} ({category})" if name else category
+
+
+def is_category(code: str) -> bool:
+    """True for an arXiv category code, False for ACM/MSC class codes that some records carry."""
+    return bool(_CODE.match(code))

@@ -12,6 +12,7 @@ from papersift.web.categories import category_label
 from papersift.web.views import (
     Site,
     _ids_of,
+    category_sizes,
     item,
     paper_url,
     parse_page,
@@ -114,8 +115,7 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
         "query": {"q": q, "mode": mode, **raw_filters, "page": page},
         "feed": with_query("/search.atom", q=q, mode=mode, **raw_filters) if q else None,
         "modes": list(MODES),
-        "categories": [c for c, _ in site.cached("category-sizes", 60.0,
-                                                  site.store.category_sizes)][:40],
+        "categories": [c for c, _ in category_sizes(site)][:40],
         "topics": [{"slug": t["slug"], "label": t["label"]}
                    for s in overview["sections"] for t in s["topics"]],
         "message": None, "total": None, "results": [], "papers": [],

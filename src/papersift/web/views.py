@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 from papersift.settings import Settings
 from papersift.store import Store, open_store
 from papersift.web.authorline import author_line
-from papersift.web.categories import category_label
+from papersift.web.categories import category_label, is_category
 from papersift.web.text import bibtex, first_sentences, readable
 
 log = logging.getLogger(__name__)
@@ -247,6 +247,12 @@ def topics_overview(site: Site) -> dict[str, Any]:
     return site.cached("topics-overview", 60.0, lambda: _topics_overview(site))
 
 
+def category_sizes(site: Site) -> list[tuple[str, int]]:
+    """Real arXiv categories with their paper counts, largest first (cached a minute)."""
+    return site.cached("category-sizes", 60.0, lambda: [
+        (c, n) for c, n in site.store.category_sizes() if is_category(c)])
+
+
 def topics_index(site: Site) -> dict[str, Any]:
     overview = topics_overview(site)
     data = {"page": "topics", "title": "Topics", "path": "/topics", "feed": None,
@@ -254,7 +260,7 @@ def topics_index(site: Site) -> dict[str, Any]:
     if not overview["sections"]:  # no topics yet: the categories stand in for them
         data["categories"] = [
             {"category": c, "label": category_label(c), "url": f"/categories/{c}", "size": n}
-            for c, n in site.cached("category-sizes", 60.0, site.store.category_sizes)]
+            for c, n in category_sizes(site)]
     return data
 
 
@@ -311,6 +317,8 @@ def topic(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
 def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
     page = parse_page(page_raw)
     size = site.page_size
+    if not is_category(name):
+        raise NotFound(f"{name!r} is not an arXiv category")
     total, rows = site.store.category_papers_page(name, size, (page - 1) * size)
     if total == 0:
         raise NotFound(f"no papers in category {name!r}")
@@ -418,7 +426,8 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "summary": {k: summary[k] for k in ("writer", "model", "prompt_version",
                                                 "created_at")} if summary else None,
             "abstract": readable(stored["abstract"]),
-            "categories": [{"name": c, "label": category_label(c), "url": f"/categories/{c}"}
+            "categories": [{"name": c, "label": category_label(c),
+                            "url": f"/categories/{c}" if is_category(c) else None}
                            for c in stored["categories"]],
             "topic": _topic_ref(topic_row),
             "section": {"label": topic_row["section_label"],

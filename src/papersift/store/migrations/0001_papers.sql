@@ -74,8 +74,9 @@ CREATE TABLE ingest_runs (
     report TEXT                          -- JSON: new, updated, unchanged, skipped
 );
 
+-- Column names match papers' columns: FTS5 reads an external content table by name.
 CREATE VIRTUAL TABLE papers_fts USING fts5(
-    title, abstract, authors,
+    title, abstract, authors_text,
     content='papers', content_rowid='pk',
     tokenize='porter unicode61 remove_diacritics 2'
 );
@@ -83,12 +84,12 @@ CREATE VIRTUAL TABLE papers_fts USING fts5(
 -- Inserts are indexed by PapersStore._insert_papers in one INSERT ... SELECT per batch,
 -- which is about twice as fast as a per-row trigger on bulk loads.
 CREATE TRIGGER papers_fts_delete AFTER DELETE ON papers BEGIN
-    INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)
+    INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors_text)
     VALUES ('delete', old.pk, old.title, old.abstract, old.authors_text);
 END;
 CREATE TRIGGER papers_fts_update AFTER UPDATE OF title, abstract, authors_text ON papers BEGIN
-    INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors)
+    INSERT INTO papers_fts(papers_fts, rowid, title, abstract, authors_text)
     VALUES ('delete', old.pk, old.title, old.abstract, old.authors_text);
-    INSERT INTO papers_fts(rowid, title, abstract, authors)
+    INSERT INTO papers_fts(rowid, title, abstract, authors_text)
     VALUES (new.pk, new.title, new.abstract, new.authors_text);
 END;

@@ -1,0 +1,240 @@
+"""The Starlette app: routes, HTML/JSON/Atom from one dict per page, security headers, error pages."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+from xml.sax.saxutils import escape as xml_escape
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from papersift.settings import Settings, load_settings
+from papersift.web import views
+from papersift.web.feeds import atom_feed
+from papersift.web.render import HERE, Linker, render_page
+from papersift.web.search_view import search_page
+
+log = logging.getLogger(__name__)
+
+SETTINGS_ENV = "PAPERSIFT_WEB_SETTINGS"  # how `papersift serve --workers N` hands settings over
+SITEMAP_CHUNK = 40_000
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
+_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+]
+_FORMATS = {".json": "json", ".atom": "atom"}
+
+
+class SiteMiddleware:
+    """`/x.json` and `/x.atom` become `/x` with a format; every response gets the security headers."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if not path.startswith(("/static/", "/sitemap")):
+            for ext, fmt in _FORMATS.items():
+                if path.endswith(ext):
+                    path = path[: -len(ext)]
+                    if path in ("", "/index", "/feed"):
+                        path = "/"
+                    scope = {**scope, "path": path, "papersift_format": fmt}
+                    break
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + _HEADERS
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _format(request: Request) -> str:
+    fmt = request.scope.get("papersift_format") or request.query_params.get("format") or "html"
+    return fmt if fmt in ("html", "json", "atom") else "html"
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    return Response(body, status_code=status, media_type="application/json")
+
+
+class Web:
+    """Endpoints bound to one Site."""
+
+    def __init__(self, site: views.Site) -> None:
+        self.site = site
+        self.linker = Linker()
+
+    @property
+    def title(self) -> str:
+        return self.site.settings.site_title
+
+    def respond(self, request: Request, data: dict[str, Any]) -> Response:
+        fmt = _format(request)
+        if fmt == "json":
+            return _json(data)
+        if fmt == "atom":
+            if "papers" not in data or data["page"] == "paper":
+                return self.error(request, 404, f"{request.url.path} has no feed")
+            return Response(atom_feed(data, self.site.settings.base_url, self.title),
+                            media_type="application/atom+xml; charset=utf-8")
+        html = render_page(data, self.title, self.linker)
+        return Response(html, media_type="text/html; charset=utf-8",
+                        headers={"cache-control": "public, max-age=60"})
+
+    def error(self, request: Request, status: int, message: str) -> Response:
+        heading = {404: "Page not found", 403: "Not allowed"}.get(status, "Something went wrong")
+        data = {"page": "error", "title": heading, "heading": heading, "message": message,
+                "status": status, "path": request.url.path, "feed": None}
+        if _format(request) in ("json", "atom"):
+            return _json({"error": message, "status": status}, status)
+        return Response(render_page(data, self.title, self.linker), status_code=status,
+                        media_type="text/html; charset=utf-8")
+
+    def page(self, build: Callable[[Request], dict[str, Any]],
+             threaded: bool = False) -> Callable[[Request], Any]:
+        """An endpoint: build the page dict, answer in the asked format; errors become pages."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                data = await run_in_threadpool(build, request) if threaded else build(request)
+                return self.respond(request, data)
+            except views.Redirect as moved:
+                return RedirectResponse(moved.location, status_code=301)
+            except views.NotFound as missing:
+                return self.error(request, 404, str(missing).capitalize() + ".")
+            except Exception:
+                log.exception("error rendering %s", request.url)
+                return self.error(request, 500, "The page failed to render. It has been logged; "
+                                  "try again in a moment, or search instead.")
+
+        return endpoint
+
+    # -------------------------------------------------------------- admin
+    async def flag(self, request: Request) -> Response:
+        token = self.site.settings.admin_token
+        given = request.headers.get("authorization", "")
+        if not token or not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            return _json({"error": "a valid admin token is required (Authorization: Bearer ...)"},
+                         403)
+        pid = request.path_params["pid"]
+        reason = "flagged by admin"
+        try:
+            body = await request.body()
+            if body:
+                reason = str(json.loads(body).get("reason") or reason)[:500]
+        except (ValueError, AttributeError):
+            return _json({"error": "the body must be JSON like {\"reason\": \"...\"}"}, 400)
+        db = self.site.store
+        flagger = getattr(db, "flag_summary", None)
+        # The summaries stage's own method when it has one; the plain row update otherwise.
+        done = flagger(pid, reason) if flagger else db.flag_summary_row(pid, reason)
+        if done is False:
+            return _json({"error": f"paper {pid!r} has no summary to flag"}, 404)
+        return _json({"flagged": pid, "reason": reason})
+
+    # ------------------------------------------------------------ sitemap
+    def sitemap(self, request: Request) -> Response:
+        base = self.site.settings.base_url.rstrip("/")
+        db = self.site.store
+        name = request.path_params.get("name")
+        if name is None:
+            counts = db.sitemap_counts()
+            parts = ["main"] + [f"{kind}-{n + 1}" for kind in ("papers", "authors")
+                                for n in range(max(1, -(-counts[kind] // SITEMAP_CHUNK)))]
+            body = "".join(f"<sitemap><loc>{base}/sitemap-{p}.xml</loc></sitemap>" for p in parts)
+            return self._xml(f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                             f"{body}</sitemapindex>")
+        urls: list[tuple[str, str | None]] = []
+        if name == "main":
+            urls = [("/", None), ("/topics", None)]
+            urls += [(f"/daily/{d}", d) for d in db.all_days()]
+            urls += [(f"/sections/{s}", None) for s, _ in db.sitemap_slice("sections", 10_000, 0)]
+            urls += [(f"/topics/{s}", None) for s, _ in db.sitemap_slice("topics", 100_000, 0)]
+        else:
+            kind, _, number = name.rpartition("-")
+            if kind not in ("papers", "authors") or not number.isdigit() or int(number) < 1:
+                return self.error(request, 404, f"no sitemap {name!r}")
+            rows = db.sitemap_slice(kind, SITEMAP_CHUNK, (int(number) - 1) * SITEMAP_CHUNK)
+            prefix = "/papers/" if kind == "papers" else "/authors/"
+            urls = [(prefix + key, day) for key, day in rows]
+        body = "".join(
+            f"<url><loc>{xml_escape(base + path)}</loc>"
+            + (f"<lastmod>{day}</lastmod>" if day else "") + "</url>" for path, day in urls)
+        return self._xml(f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}'
+                         "</urlset>")
+
+    @staticmethod
+    def _xml(body: str) -> Response:
+        return Response('<?xml version="1.0" encoding="UTF-8"?>\n' + body,
+                        media_type="application/xml")
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        return self.error(request, 404, f"There is nothing at {request.url.path}.")
+
+    async def server_error(self, request: Request, exc: Exception) -> Response:
+        return self.error(request, 500, "The page failed to render; try again in a moment.")
+
+
+def create_app(settings: Settings) -> Starlette:
+    """The site over the store of these settings."""
+    site = views.Site(settings)
+    web = Web(site)
+    page = web.page
+
+    def q(request: Request, name: str = "page") -> str | None:
+        return request.query_params.get(name)
+
+    routes = [
+        Route("/", page(lambda r: views.front(site))),
+        Route("/daily", lambda r: RedirectResponse(f"/daily/{site.store.latest_day() or ''}")),
+        Route("/daily/{day}", page(lambda r: views.daily(site, r.path_params["day"]))),
+        Route("/topics", page(lambda r: views.topics_index(site))),
+        Route("/topics/{slug}", page(lambda r: views.topic(site, r.path_params["slug"], q(r)))),
+        Route("/sections/{slug}",
+              page(lambda r: views.section(site, r.path_params["slug"], q(r)))),
+        Route("/categories/{name}",
+              page(lambda r: views.category(site, r.path_params["name"], q(r)))),
+        Route("/authors/{slug}", page(lambda r: views.author(site, r.path_params["slug"], q(r)))),
+        Route("/papers/{pid:path}", page(lambda r: views.paper(site, r.path_params["pid"]),
+                                         threaded=True)),
+        Route("/search", page(lambda r: search_page(site, dict(r.query_params)), threaded=True)),
+        Route("/sitemap.xml", web.sitemap),
+        Route("/sitemap-{name}.xml", web.sitemap),
+        Route("/api/flag/{pid:path}", web.flag, methods=["POST"]),
+        Route("/healthz", lambda r: _json({"ok": True, "latest_day": site.store.latest_day()})),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(routes=routes, exception_handlers={404: web.not_found,
+                                                       500: web.server_error})
+    app.add_middleware(SiteMiddleware)
+    app.state.site = site
+    return app
+
+
+def app_from_env() -> Starlette:
+    """Factory for `uvicorn --factory` worker processes: settings come as JSON in the environment."""
+    raw = os.environ.get(SETTINGS_ENV)
+    settings = load_settings()
+    if raw:
+        settings = settings.replace(**json.loads(raw))
+    return create_app(settings)

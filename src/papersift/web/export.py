@@ -1,0 +1,86 @@
+"""The static site: every page written as a file with relative links, plus feeds and assets."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from papersift.settings import Settings
+from papersift.web import views
+from papersift.web.feeds import atom_feed
+from papersift.web.render import HERE, Linker, render_page, static_file
+
+ProgressFn = Callable[[int, str], None]
+
+
+def _paged(path: str, build: Callable[[str | None], dict[str, Any]]) -> Iterator[
+        tuple[str, dict[str, Any]]]:
+    """Every page of a paginated listing, following its own 'next' links."""
+    page = 1
+    while True:
+        data = build(str(page))
+        yield (path if page == 1 else f"{path}?page={page}"), data
+        more = data.get("pagination", {}).get("next") or data.get("older")
+        if not more:
+            return
+        page += 1
+
+
+def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
+    db = site.store
+    yield "/", views.front(site)
+    yield "/topics", views.topics_index(site)
+    for day in db.all_days():
+        yield f"/daily/{day}", views.daily(site, day)
+    overview = views.topics_overview(site)
+    for section in overview["sections"]:
+        yield from _paged(section["url"], lambda p, s=section["slug"]: views.section(site, s, p))
+        for topic in section["topics"]:
+            if topic["size"]:
+                yield from _paged(topic["url"],
+                                  lambda p, s=topic["slug"]: views.topic(site, s, p))
+    for category, _ in views.category_sizes(site):
+        yield from _paged(f"/categories/{category}",
+                          lambda p, c=category: views.category(site, c, p))
+    for slug in db.authors_with_papers():
+        yield from _paged(views.author_url(slug), lambda p, s=slug: views.author(site, s, p))
+    offset = 0
+    while True:
+        ids = db.sitemap_slice("papers", 2000, offset)
+        if not ids:
+            break
+        for pid, _ in ids:
+            yield views.paper_url(pid), views.paper(site, pid)
+        offset += len(ids)
+
+
+def build_site(settings: Settings, out: Path | str, on_progress: ProgressFn | None = None
+               ) -> dict[str, Any]:
+    """Write the whole site under `out` (created); returns counts. Search needs a server, so the
+    static pages leave the search box out."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    site = views.Site(settings)
+    title, base = settings.site_title, settings.base_url
+    shutil.copytree(HERE / "static", out / "static", dirs_exist_ok=True)
+    pages = feeds = 0
+    for path, data in _pages(site):
+        target = out / static_file(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_page(data, title, Linker(static_from=path), static_site=True),
+                          encoding="utf-8")
+        pages += 1
+        feed = data.get("feed")
+        if feed and "?" not in path:
+            feed_file = out / static_file(feed)
+            feed_file.parent.mkdir(parents=True, exist_ok=True)
+            feed_file.write_bytes(atom_feed(data, base, title))
+            feeds += 1
+        if on_progress and pages % 200 == 0:
+            on_progress(pages, path)
+    return {"out": str(out), "pages": pages, "feeds": feeds,
+            "seconds": round(time.perf_counter() - started, 1)}

@@ -1,0 +1,201 @@
+"""Ingesting local JSON-lines files: both layouts, malformed lines, gzip, idempotency, kill and resume."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from papersift.ingest import ingest
+from papersift.settings import Settings
+from papersift.sources.files import parse_object, read_jsonl, split_author_string
+from papersift.store import Store, open_store
+from tests.conftest import shared_file
+
+RECENT = "arxiv-2025-2026.jsonl.gz"
+SNAPSHOT = "arxiv-cs-1993-2019.snapshot.jsonl.gz"
+
+
+def head_lines(name: str, count: int) -> list[str]:
+    with gzip.open(shared_file(name), "rt", encoding="utf-8") as lines:
+        return list(itertools.islice(lines, count))
+
+
+def write_jsonl(path: Path, lines: list[str], compress: bool = False) -> Path:
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    if compress:
+        path.write_bytes(gzip.compress(text.encode("utf-8")))
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def papersift(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "papersift.cli.main", *args],
+        capture_output=True, text=True, env={**os.environ, **(env or {})}, timeout=300,
+    )
+
+
+def test_recent_layout_record() -> None:
+    record = parse_object(json.loads(head_lines(RECENT, 2)[1]))
+    assert record.id == "1804.06498" and record.source == "file"
+    assert record.authors == ["Mahdi Abavisani", "Vishal M. Patel"]
+    # ACM/MSC class codes are dropped; arXiv categories keep their order, primary first.
+    assert record.categories == ["cs.LG", "cs.AI", "cs.CV", "stat.ML"]
+    assert record.announced == "2025-10-14" and "\n" in record.abstract  # kept as given
+
+
+def test_snapshot_layout_record() -> None:
+    record = parse_object(json.loads(head_lines(SNAPSHOT, 1)[0]))
+    assert record.id == "adap-org/9807003" and record.source == "snapshot"
+    assert record.authors == ["Jens C. Astor", "Christoph Adami"]
+    assert record.categories[0] == "adap-org" and "cs.NE" in record.categories
+    assert record.versions == [(1, "1998-07-16")] and record.version == 1
+    assert record.submitted == "1998-07-16"
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("A. Smith (MIT), B. Jones and C. Wu", ["A. Smith", "B. Jones", "C. Wu"]),
+    ("X Y (Dept. (Univ. Z)), W V", ["X Y", "W V"]),
+    ("John Smith, Jr., Ann Lee", ["John Smith, Jr.", "Ann Lee"]),
+    ("The ATLAS Collaboration", ["The ATLAS Collaboration"]),
+])
+def test_snapshot_author_strings(text: str, names: list[str]) -> None:
+    assert split_author_string(text) == names
+
+
+def test_malformed_lines_are_skipped_and_reported(tmp_path: Path) -> None:
+    good = head_lines(RECENT, 3)
+    lines = [
+        good[0],
+        "{not json",
+        json.dumps({"title": "no id"}),
+        json.dumps({"id": "2401.00001", "title": "  "}),
+        json.dumps({"id": "not an id", "title": "x"}),
+        json.dumps({"id": "2401.00002", "title": "Bad date", "announced": "2025-13-45"}),
+        json.dumps(["a", "list"]),
+        "",
+        good[1],
+        good[2],
+    ]
+    items = list(read_jsonl(write_jsonl(tmp_path / "mixed.jsonl", lines)))
+    skipped = [i for i in items if not hasattr(i, "title")]
+    assert [s.where for s in skipped] == [f"mixed.jsonl:{n}" for n in (2, 3, 4, 5, 6, 7)]
+    reasons = " | ".join(s.reason for s in skipped)
+    for expected in ("not valid JSON", "missing id", "missing title", "not an arXiv id",
+                     "invalid announced date", "not a JSON object"):
+        assert expected in reasons
+    assert len(items) - len(skipped) == 3
+
+
+def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, store: Store,
+                                            settings: Settings) -> None:
+    path = write_jsonl(tmp_path / "cut.jsonl.gz", head_lines(RECENT, 400), compress=True)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    report = ingest(store, [f"file:{path}"], settings)
+    assert 0 < report.new < 400
+    assert report.skipped and "ends early" in report.skipped[-1]["reason"]
+
+
+def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, store: Store,
+                                                      settings: Settings) -> None:
+    path = write_jsonl(tmp_path / "recent.jsonl.gz", head_lines(RECENT, 1500), compress=True)
+    first = ingest(store, [f"file:{path}"], settings, batch_size=400)
+    before = store.dump()
+    second = ingest(store, [f"file:{path}"], settings, batch_size=400)
+    assert first.new + len(first.skipped) == 1500 and first.new > 1400
+    assert second.new == 0 and second.updated == 0 and second.unchanged == first.new
+    assert store.dump() == before
+
+
+def test_both_layouts_of_the_same_paper_merge(tmp_path: Path, store: Store,
+                                              settings: Settings) -> None:
+    line = json.loads(head_lines(SNAPSHOT, 1)[0])
+    recent = {"id": line["id"], "title": line["title"], "abstract": "shorter abstract",
+              "authors": ["Jens C. Astor", "Christoph Adami"], "categories": ["cs.NE"],
+              "comment": None, "announced": "1998-07-17"}
+    path = write_jsonl(tmp_path / "both.jsonl", [json.dumps(line), json.dumps(recent)])
+    report = ingest(store, [f"file:{path}"], settings)
+    stored = store.get_paper(line["id"])
+    assert report.new == 1 and report.updated == 1
+    assert set(stored["sources"]) == {"snapshot", "file"}
+    assert stored["abstract"] == line["abstract"]  # the snapshot ranks above a plain file
+    assert stored["announced"] == "1998-07-17"
+
+
+def test_cli_ingest_stats_show_and_exit_codes(tmp_path: Path) -> None:
+    env = {"PAPERSIFT_DATA_DIR": str(tmp_path / "cli")}
+    lines = head_lines(RECENT, 50) + ["{broken"]
+    path = write_jsonl(tmp_path / "some.jsonl", lines)
+    run = papersift("ingest", f"file:{path}", "--json", env=env)
+    assert run.returncode == 3, run.stderr  # done, with skipped records
+    report = json.loads(run.stdout)
+    assert report["new"] == 50 and report["skipped"][0]["where"] == "some.jsonl:51"
+    again = papersift("ingest", f"file:{path}", "--json", env=env)
+    assert json.loads(again.stdout)["new"] == 0
+    stats = json.loads(papersift("stats", "--json", env=env).stdout)
+    assert stats["papers"] == 50 and stats["by_source"] == {"file": 50}
+    first_id = json.loads(lines[0])["id"]
+    shown = papersift("show", first_id, "--json", env=env)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["id"] == first_id
+    assert papersift("show", "9999.99999", env=env).returncode == 1
+    bad = papersift("ingest", "nosuchsource:x", env=env)
+    assert bad.returncode == 2 and "unknown source" in bad.stderr
+    missing = papersift("ingest", f"file:{tmp_path / 'absent.jsonl'}", env=env)
+    assert missing.returncode == 1 and "file not found" in missing.stderr
+    bad_date = papersift("ingest", f"file:{path}", "--since", "yesterday", env=env)
+    assert bad_date.returncode == 2 and "--since" in bad_date.stderr
+
+
+def _count(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        try:
+            return conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow
+def test_killed_ingest_resumes_to_the_same_database(tmp_path: Path) -> None:
+    lines = head_lines(RECENT, 6000) + head_lines(SNAPSHOT, 6000)
+    source = write_jsonl(tmp_path / "mixed.jsonl.gz", lines, compress=True)
+    killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "papersift.cli.main", "ingest", f"file:{source}"],
+        env={**os.environ, "PAPERSIFT_DATA_DIR": str(killed_dir)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while _count(killed_dir / "papersift.db") < 2000 and time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert proc.poll() is None, "ingest finished before it could be killed; use more lines"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    partial = _count(killed_dir / "papersift.db")
+    assert 0 < partial < len(lines)
+
+    resumed = papersift("ingest", f"file:{source}", "--json",
+                        env={"PAPERSIFT_DATA_DIR": str(killed_dir)})
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["unchanged"] >= partial
+    clean = papersift("ingest", f"file:{source}", env={"PAPERSIFT_DATA_DIR": str(clean_dir)})
+    assert clean.returncode == 0, clean.stderr
+
+    with open_store(killed_dir / "papersift.db") as a, open_store(clean_dir / "papersift.db") as b:
+        assert a.dump() == b.dump()

@@ -1,0 +1,161 @@
+"""The paper store: migrations, merge rules, duplicates, version history, sources and the FTS index."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from papersift.records import PaperRecord
+from papersift.store import Store, StoreError, open_store
+from papersift.store.db import migrations
+
+
+def paper(**fields: object) -> PaperRecord:
+    base: dict[str, object] = dict(
+        id="2401.00001", title="Sparse Attention for Long Documents", abstract="We study attention.",
+        authors=["Ada Lovelace", "Alan Turing"], categories=["cs.CL", "cs.LG"], source="file",
+    )
+    base.update(fields)
+    return PaperRecord(**base)  # type: ignore[arg-type]
+
+
+def test_migrations_are_applied_once_and_recorded(store: Store) -> None:
+    applied = [r[0] for r in store.conn.execute("SELECT number FROM schema_migrations")]
+    assert applied == [n for n, _, _ in migrations()]
+    assert store.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    reopened = open_store(store.path)  # a second open applies nothing new
+    assert reopened.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(applied)
+    reopened.close()
+
+
+def test_a_database_from_a_newer_papersift_is_refused(store: Store) -> None:
+    store.conn.execute("INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'now')")
+    with pytest.raises(StoreError, match="newer"):
+        open_store(store.path)
+
+
+def test_insert_then_same_record_is_unchanged(store: Store) -> None:
+    first = store.upsert_papers([paper()])
+    again = store.upsert_papers([paper()])
+    assert first.new == ["2401.00001"] and again.new == [] and again.unchanged == 1
+    stored = store.get_paper("2401.00001")
+    assert stored is not None
+    assert [a["name"] for a in stored["authors"]] == ["Ada Lovelace", "Alan Turing"]
+    assert [a["slug"] for a in stored["authors"]] == ["ada-lovelace", "alan-turing"]
+    assert stored["categories"] == ["cs.CL", "cs.LG"] and stored["primary_category"] == "cs.CL"
+
+
+def test_newest_version_wins_text_and_history_is_kept(store: Store) -> None:
+    store.upsert_papers([paper(version=2, title="Second title", source="arxiv",
+                               versions=[(1, "2024-01-01"), (2, "2024-02-01")])])
+    report = store.upsert_papers([paper(version=1, title="First title", source="oai",
+                                        comment="old comment")])
+    stored = store.get_paper("2401.00001")
+    assert stored["title"] == "Second title" and stored["version"] == 2
+    assert stored["comment"] == "old comment"  # an older record still fills a gap
+    assert [v["version"] for v in stored["versions"]] == [1, 2]
+    assert set(stored["sources"]) == {"arxiv", "oai"}
+    assert report.updated == ["2401.00001"]
+    store.upsert_papers([paper(version=3, title="Third title", authors=["Ada Lovelace"],
+                               source="oai")])
+    stored = store.get_paper("2401.00001")
+    assert stored["title"] == "Third title"
+    assert [a["name"] for a in stored["authors"]] == ["Ada Lovelace"]
+    assert [v["version"] for v in stored["versions"]] == [1, 2, 3]
+
+
+def test_a_lower_ranked_source_attaches_without_overwriting(store: Store) -> None:
+    store.upsert_papers([paper(source="file", announced="2025-03-18")])
+    store.upsert_papers([paper(title="HF's title", source="hf", extras={"upvotes": 12},
+                               announced="2025-03-20")])
+    stored = store.get_paper("2401.00001")
+    assert stored["title"] == "Sparse Attention for Long Documents"
+    assert stored["sources"]["hf"] == {"upvotes": 12}
+    assert stored["announced"] == "2025-03-18"  # the first announcement is the news
+    changed = store.upsert_papers([paper(title="HF's title", source="hf", extras={"upvotes": 40},
+                                         announced="2025-03-20")])
+    assert changed.updated == ["2401.00001"]
+    assert store.get_paper("2401.00001")["sources"]["hf"] == {"upvotes": 40}
+
+
+def test_empty_fields_never_erase_known_ones(store: Store) -> None:
+    store.upsert_papers([paper(doi="10.1/x", journal_ref="J. Stuff 1", version=1, source="arxiv")])
+    store.upsert_papers([paper(version=2, source="arxiv")])
+    stored = store.get_paper("2401.00001")
+    assert stored["doi"] == "10.1/x" and stored["journal_ref"] == "J. Stuff 1"
+
+
+@pytest.mark.parametrize("same", [
+    {"doi": "10.5555/ABC"},
+    {"title": "Sparse attention for long  documents!", "doi": None},
+])
+def test_duplicates_under_another_id_are_linked_not_shown_twice(
+    store: Store, same: dict[str, object]
+) -> None:
+    store.upsert_papers([paper(doi="10.5555/abc")])
+    report = store.upsert_papers([paper(id="2402.00002", **same)])
+    assert report.duplicates == [("2402.00002", "2401.00001")]
+    assert store.get_paper("2402.00002")["duplicate_of"] == "2401.00001"
+    assert store.get_paper("2401.00001")["duplicates"] == ["2402.00002"]
+    assert store.count_papers() == 1 and store.count_papers(include_duplicates=True) == 2
+    assert [p["id"] for p in store.iter_papers()] == ["2401.00001"]
+
+
+def test_duplicates_within_one_batch_link_to_the_first(store: Store) -> None:
+    report = store.upsert_papers([paper(), paper(id="2402.00002"), paper(id="2403.00003",
+                                                                       title="Another paper here")])
+    assert report.duplicates == [("2402.00002", "2401.00001")]
+    assert len(report.new) == 3
+
+
+def test_same_id_twice_in_a_batch_merges(store: Store) -> None:
+    report = store.upsert_papers([paper(version=1, source="arxiv"),
+                                  paper(version=2, title="Revised", source="arxiv")])
+    assert report.new == ["2401.00001"]
+    assert store.get_paper("2401.00001")["title"] == "Revised"
+
+
+def test_author_slugs_stay_unique(store: Store) -> None:
+    store.upsert_papers([paper(authors=["José Núñez", "Jose Nunez", "jose nunez"])])
+    slugs = [a["slug"] for a in store.get_paper("2401.00001")["authors"]]
+    assert slugs == ["jose-nunez", "jose-nunez-2", "jose-nunez-3"]
+
+
+def test_full_text_index_follows_inserts_and_updates(store: Store) -> None:
+    def hits(term: str) -> list[str]:
+        return [r[0] for r in store.conn.execute(
+            "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
+            " WHERE papers_fts MATCH ?", (term,))]
+
+    store.upsert_papers([paper(version=1, source="arxiv")])
+    assert hits("sparse") == ["2401.00001"] and hits("turing") == ["2401.00001"]
+    store.upsert_papers([paper(version=2, title="Dense retrieval", source="arxiv")])
+    assert hits("sparse") == [] and hits("dense") == ["2401.00001"]
+    store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
+
+
+def test_text_is_stored_as_given(store: Store) -> None:
+    title = "<script>alert(1)</script> $\\alpha$-nets"
+    store.upsert_papers([paper(title=title, abstract="Line one\nline two with \\textbf{x}")])
+    stored = store.get_paper("2401.00001")
+    assert stored["title"] == title and stored["abstract"] == "Line one\nline two with \\textbf{x}"
+
+
+def test_stats_count_by_source_category_and_month(store: Store) -> None:
+    store.upsert_papers([paper(announced="2025-03-18"),
+                         paper(id="2402.00002", title="Other work on graphs", source="arxiv",
+                               categories=["cs.LG"], submitted="2025-04-02")])
+    stats = store.stats()
+    assert stats["papers"] == 2 and stats["by_source"] == {"arxiv": 1, "file": 1}
+    assert stats["by_category"] == {"cs.CL": 1, "cs.LG": 1}
+    assert stats["by_month"] == {"2025-03": 1, "2025-04": 1}
+
+
+def test_a_failed_batch_leaves_nothing_behind(store: Store) -> None:
+    store.conn.execute("CREATE TRIGGER boom BEFORE INSERT ON paper_sources BEGIN"
+                       " SELECT RAISE(ABORT, 'disk on fire'); END")
+    with pytest.raises(sqlite3.IntegrityError):
+        store.upsert_papers([paper()])
+    assert store.count_papers(include_duplicates=True) == 0
+    assert store.conn.execute("SELECT count(*) FROM authors").fetchone()[0] == 0
