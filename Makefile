@@ -9,7 +9,7 @@ SHARED_DATA ?= ../shared/data
 SOURCES ?= arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint readme clean
 
 install: $(VENV)/.installed
 
@@ -34,3 +34,7 @@ lint: install
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts
+
+# Regenerate the README's settings table from the declarations (a test checks it).
+readme: install
+	$(PY) -c "import re, pathlib; from papersift.settings import settings_markdown as t; p = pathlib.Path('README.md'); s = p.read_text(); p.write_text(re.sub(r'(<!-- settings:start -->\n).*?(<!-- settings:end -->)', lambda m: m.group(1) + t() + '\n' + m.group(2), s, flags=re.S))"

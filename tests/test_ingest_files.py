@@ -199,3 +199,14 @@ def test_killed_ingest_resumes_to_the_same_database(tmp_path: Path) -> None:
 
     with open_store(killed_dir / "papersift.db") as a, open_store(clean_dir / "papersift.db") as b:
         assert a.dump() == b.dump()
+
+
+@pytest.mark.parametrize(("mangled", "repaired"), [
+    ("806.1945", "0806.1945"),            # leading zero lost
+    ("905.336", "0905.3360"),             # trailing zero lost
+    ("1809.0495399999998", "1809.04954"),  # binary noise after 2015's five digits
+    ("1502.0207699999999", "1502.02077"),
+])
+def test_ids_that_went_through_a_float_are_repaired(mangled: str, repaired: str) -> None:
+    record = parse_object({"id": mangled, "title": "A title", "authors": "A B", "versions": []})
+    assert record.id == repaired

@@ -24,7 +24,10 @@ Routes (the same paths as upstream, under `server.url`):
 
 Papers are plain dicts made by `make_paper` (or `shared_papers` from the shared data file). A
 malformed entry is a paper whose rendering is overridden: `make_paper(..., render={"title": ""})`
-or `render={"published": "yesterday"}` puts that text in place of the element.
+or `render={"published": "yesterday"}` puts that text in place of the element. Keys by route:
+API id/title/updated/summary/published; OAI id/title/created; RSS title/description/pubDate;
+HF id/title/publishedAt. `make_paper(..., deleted=True)` is a deleted OAI record.
+`closed_port()` gives a port that refuses connections, for offline tests.
 
 Faults (`server.faults`, consumed one per request, in order; `Fault.path` limits one to a
 route; `Fault()` does nothing, so `[Fault(), Fault(status=503)]` hits the second request): an
@@ -38,6 +41,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterable
@@ -103,6 +107,18 @@ def make_paper(paper_id: str, **fields: Any) -> dict[str, Any]:
     return paper
 
 
+def make_papers(count: int, prefix: str = "2611", **fields: Any) -> list[dict[str, Any]]:
+    """`count` papers 2611.00001, 2611.00002, ... sharing `fields`."""
+    return [make_paper(f"{prefix}.{i:05d}", **fields) for i in range(1, count + 1)]
+
+
+def closed_port() -> int:
+    """A local port nobody listens on (connections are refused), for offline tests."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def shared_papers(path: Path, count: int, categories: Iterable[str] | None = None) -> list[dict[str, Any]]:
     """The first `count` papers of a recent-papers JSON-lines file (gz), as server papers."""
     wanted = set(categories or ())
@@ -164,7 +180,9 @@ class Upstream:
         handler = type("Handler", (_Handler,), {"upstream": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval, once per test.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
         return self
 

@@ -111,6 +111,13 @@ def update(
         report["ingest_failed"] = True
         report["ok"] = False
 
+    if not store.count_papers():
+        for name in ("embed", "topics", "summarize"):
+            report["stages"][name] = {"ok": True, "skipped": "no papers in the store",
+                                      "seconds": 0.0}
+        report["papers"] = 0
+        return report
+
     run("embed", lambda: _stage("papersift.search", "embed_papers")(
         store, settings, on_progress=_stage_progress(on_progress, "embed")))
 

@@ -12,9 +12,31 @@ _OLD_ID = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?$")
 _ID_PREFIX = re.compile(r"^(?:https?://(?:export\.)?arxiv\.org/abs/|arxiv:|oai:arXiv\.org:)", re.I)
 
 
+_FLOAT_ID = re.compile(r"^\d{3,4}\.\d+$")
+
+
+def repair_float_id(text: str) -> str | None:
+    """An id that went through a float ('806.1945', '1809.0495399999998') back to '0806.1945'.
+
+    Some metadata dumps parsed ids as numbers, dropping leading and trailing zeros and adding
+    binary noise. Ids before 2015-01 have four digits after the dot, later ones five.
+    """
+    if not _FLOAT_ID.match(text):
+        return None
+    whole, _, fraction = text.partition(".")
+    yymm = whole.zfill(4)
+    digits = 4 if yymm < "1501" else 5
+    number = round(float("0." + fraction) * 10**digits)
+    if number >= 10**digits:
+        return None
+    return f"{yymm}.{number:0{digits}d}"
+
+
 def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     """'http://arxiv.org/abs/2401.01234v3' -> ('2401.01234', 3). Raises ValueError if not an arXiv id."""
     text = _ID_PREFIX.sub("", raw.strip())
+    if not _NEW_ID.match(text):
+        text = repair_float_id(text) or text
     for pattern in (_NEW_ID, _OLD_ID):
         match = pattern.match(text)
         if match:
@@ -56,12 +78,12 @@ class PaperRecord:
     def content_hash(self) -> str:
         """A hash of everything but the source extras: equal hashes mean nothing to update."""
         parts = (
-            self.id, self.version, self.title, self.abstract, "\x1f".join(self.authors),
-            " ".join(self.categories), self.submitted, self.updated, self.announced, self.doi,
-            self.comment, self.journal_ref, self.license, sorted(self.links.items()),
-            self.versions,
+            self.id, str(self.version), self.title, self.abstract, "\x1e".join(self.authors),
+            " ".join(self.categories), str(self.submitted), str(self.updated),
+            str(self.announced), str(self.doi), str(self.comment), str(self.journal_ref),
+            str(self.license), repr(sorted(self.links.items())), repr(self.versions),
         )
-        return hashlib.blake2b(repr(parts).encode("utf-8"), digest_size=16).hexdigest()
+        return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
 @dataclass(slots=True)

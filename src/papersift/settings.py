@@ -149,3 +149,12 @@ def load_settings(
         if setting.env_var in env:
             values[setting.name] = _coerce(setting, env[setting.env_var], setting.env_var)
     return Settings(values).replace(**overrides)
+
+
+def settings_markdown() -> str:
+    """The table of settings the README shows (a test keeps the README in step with SETTINGS)."""
+    lines = ["| setting | environment variable | default | what it does |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        default = f"`{s.default}`" if s.default != "" else "(empty)"
+        lines.append(f"| `{s.name}` | `{s.env_var}` | {default} | {s.help} |")
+    return "\n".join(lines)

@@ -11,7 +11,7 @@ from papersift.cli import common
 from papersift.cli.app import app
 from papersift.ingest import IngestReport, ingest
 from papersift.records import SourceError
-from papersift.settings import SETTINGS
+from papersift.settings import SETTINGS, settings_markdown
 from papersift.sources import SOURCE_KINDS, SourceOptions, SpecError, parse_spec
 
 
@@ -126,13 +126,19 @@ def show_command(paper_id: str, as_json: bool = typer.Option(False, "--json")) -
 
 
 @app.command("settings")
-def settings_command(as_json: bool = typer.Option(False, "--json")) -> None:
+def settings_command(
+    as_json: bool = typer.Option(False, "--json"),
+    markdown: bool = typer.Option(False, "--markdown", help="The README's table of defaults."),
+) -> None:
     """Every setting with its value, environment variable and help."""
     current = common.settings()
     rows = [{"name": s.name, "value": getattr(current, s.name), "default": s.default,
              "env": s.env_var, "help": s.help} for s in SETTINGS]
     if as_json:
         common.emit_json(rows)
+        return
+    if markdown:
+        print(settings_markdown())
         return
     table = Table()
     for column in ("name", "value", "env", "help"):

@@ -59,6 +59,9 @@ class OnnxEncoder:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Spinning workers burn a shared core while waiting; on 2 busy cores that costs more
+        # than the wake-up latency it saves.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(tokenizer_path)
         self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
@@ -160,18 +163,24 @@ class OpenAIEmbedder:
         body = {"model": self.model, "input": texts}
         delay, last_error = 0.5, ""
         for attempt in range(self.retries + 1):
+            wait = delay
             try:
                 response = self.client.post(self.url, json=body)
             except httpx.HTTPError as exc:
                 last_error = f"{type(exc).__name__}: {exc}"
             else:
                 if response.status_code == 200:
-                    return self._parse(response, len(texts))
-                last_error = f"HTTP {response.status_code}: {response.text[:200]}"
-                if response.status_code != 429 and response.status_code < 500:
-                    raise EmbedderError(f"{self.url} refused the request: {last_error}")
+                    try:
+                        return self._parse(response, len(texts))
+                    except EmbedderError as exc:  # a broken body is retried like a 5xx
+                        last_error = str(exc)
+                else:
+                    last_error = f"HTTP {response.status_code}: {response.text[:200]}"
+                    if response.status_code != 429 and response.status_code < 500:
+                        raise EmbedderError(f"{self.url} refused the request: {last_error}")
+                    wait = _retry_after(response, delay)
             if attempt < self.retries:
-                time.sleep(delay)
+                time.sleep(wait)
                 delay = min(delay * 2, 10.0)
         raise EmbedderError(f"{self.url} failed after {self.retries + 1} attempts: {last_error}")
 
@@ -180,12 +189,20 @@ class OpenAIEmbedder:
             data = response.json()["data"]
             rows = sorted(data, key=lambda item: item.get("index", 0))
             matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, httpx.HTTPError) as exc:
             raise EmbedderError(f"{self.url} sent an unreadable embeddings response: {exc}") from None
         if matrix.ndim != 2 or matrix.shape[0] != expected:
             raise EmbedderError(
                 f"{self.url} returned {matrix.shape[0] if matrix.ndim else 0} vectors for {expected} texts")
         return matrix
+
+
+def _retry_after(response: httpx.Response, default: float) -> float:
+    """The server's Retry-After (seconds) if it sent a sane one, else our own backoff."""
+    try:
+        return min(max(float(response.headers.get("Retry-After", "")), 0.0), 60.0)
+    except ValueError:
+        return default
 
 
 _EMBEDDERS = {"local": LocalEmbedder, "sentence-transformers": SentenceTransformersEmbedder,

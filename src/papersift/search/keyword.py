@@ -10,12 +10,7 @@ MAX_QUERY_CHARS = 1000  # longer input is cut (with a note): a query, not a docu
 MAX_TERMS = 32          # more terms only slow the OR query down without changing the ranking much
 
 # Words that carry no meaning in a search: dropped from the FTS side (the semantic side keeps them).
-STOPWORDS = frozenset("""
-a an and are as at be been but by can could did do does for from had has have how i if in into is
-it its may might more most no not of on or our over such than that the their then there these they
-this those through to under up via was we were what when where which while who why will with within
-without would you your using use used based between both each other also only very via new show shows
-""".split())
+STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "may", "might", "more", "most", "no", "not", "of", "on", "or", "our", "over", "such", "than", "that", "the", "their", "then", "there", "these", "they", "this", "those", "through", "to", "under", "up", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "within", "without", "would", "you", "your", "using", "use", "used", "based", "between", "both", "each", "other", "also", "only", "very", "via", "new", "show", "shows"])
 
 _FILTER = re.compile(
     r'(?<!\S)(au|author|cat|category|year|date|since|until|topic):(?:"([^"]*)"|(\S+))', re.I)
@@ -185,10 +180,9 @@ def _fix_operators(items: list[Term | str], notes: list[str]) -> list[Term | str
     fixed: list[Term | str] = []
     dropped = False
     for item in items:
-        if isinstance(item, str):
-            if not fixed or isinstance(fixed[-1], str):
-                dropped = True
-                continue
+        if isinstance(item, str) and (not fixed or isinstance(fixed[-1], str)):
+            dropped = True
+            continue
         fixed.append(item)
     while fixed and isinstance(fixed[-1], str):
         fixed.pop()
@@ -220,5 +214,5 @@ def author_expression(authors: list[str]) -> str | None:
     for name in authors:
         words = _words(name)
         if words:
-            clauses.append('authors : "' + " ".join(words).replace('"', '""') + '"')
+            clauses.append('authors_text : "' + " ".join(words).replace('"', '""') + '"')
     return " AND ".join(clauses) if clauses else None

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from papersift.search.embed import Embedder, default_embedder, embedding_text, text_hash
 from papersift.settings import Settings
@@ -71,3 +76,17 @@ def embed_papers(
 
         report["index"] = _update_index(store, settings, model)
     return report
+
+
+def export_matrix(store: Store, model: str, npy_path: Path, ids_path: Path) -> int:
+    """Write the stored vectors (pk order) to a .npy and their paper ids to a JSON list, each
+    atomically (temporary file, then rename), for tools that read embeddings without the store."""
+    ids, matrix = store.embedding_matrix(model)
+    npy_tmp = npy_path.with_name(npy_path.name + ".tmp")
+    with open(npy_tmp, "wb") as handle:
+        np.save(handle, matrix)
+    ids_tmp = ids_path.with_name(ids_path.name + ".tmp")
+    ids_tmp.write_text(json.dumps(ids))
+    os.replace(npy_tmp, npy_path)
+    os.replace(ids_tmp, ids_path)
+    return len(ids)

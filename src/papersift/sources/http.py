@@ -92,7 +92,7 @@ class Fetcher:
                 if connect_failures > 1:
                     raise SourceError(
                         f"cannot reach {_origin(url)} ({_reason(exc)}); {OFFLINE_HINT}") from None
-                time.sleep(min(self.backoff, 1.0))
+                time.sleep(min(self.backoff, 0.5))
                 continue
             except httpx.TimeoutException:
                 last = "timed out"

@@ -131,7 +131,9 @@ def _parse_page(body: bytes, prefix: str) -> Page:
         if codes == ["noRecordsMatch"]:
             return Page([], None)
         detail = "; ".join(f"{e.get('code')}: {' '.join((e.text or '').split())}" for e in errors)
-        raise SourceError(f"OAI-PMH error {detail}")
+        hint = ("; resumption tokens expire daily: run the harvest again (it is idempotent)"
+                if "badResumptionToken" in codes else "")
+        raise SourceError(f"OAI-PMH error {detail}{hint}")
     listing = root.find(f"{OAI}ListRecords")
     if listing is None:
         raise BadResponse("OAI-PMH response without <ListRecords>")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -14,6 +15,9 @@ _LISTING = (
 )
 _LIVE = "p.duplicate_of IS NULL"
 _CHUNK = 500
+# Above this many papers a listing walks the date index (stops after the page); below it,
+# fetching the listing's papers by id and sorting them is cheaper.
+_BIG = 2000
 
 
 def _marks(items: Sequence[Any]) -> str:
@@ -65,6 +69,19 @@ class PagesStore:
             row["topic"] = topics.get(row["id"])
         return rows
 
+    def _walk_dates(self, total: int, wanted: int) -> bool:
+        """Whether walking the date index beats sorting the listing: the walk reads about
+        wanted * papers / total rows, the sort reads all `total` of the listing's rows."""
+        if total <= _BIG:
+            return False
+        now = time.monotonic()
+        cached = getattr(self, "_pages_live_count", None)
+        if cached is None or now - cached[0] > 300:
+            cached = (now, self.conn.execute(
+                "SELECT count(*) FROM papers WHERE duplicate_of IS NULL").fetchone()[0])
+            self._pages_live_count = cached
+        return wanted * cached[1] < total * total
+
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         return self.listing_extras([dict(r) for r in self.conn.execute(sql, params)])
 
@@ -88,6 +105,18 @@ class PagesStore:
         return self._rows(
             f"SELECT {_LISTING} FROM papers p WHERE p.sort_date = ? AND {_LIVE} ORDER BY p.id",
             (day,))
+
+    def day_papers_page(self, day: str, limit: int, offset: int
+                        ) -> tuple[int, list[dict[str, Any]]]:
+        """(papers of the day, one page of them by id)."""
+        total = self.conn.execute(
+            f"SELECT count(*) FROM papers p WHERE p.sort_date = ? AND {_LIVE}", (day,)
+        ).fetchone()[0]
+        if offset and offset >= total:
+            return total, []
+        return total, self._rows(
+            f"SELECT {_LISTING} FROM papers p WHERE p.sort_date = ? AND {_LIVE} ORDER BY p.id"
+            " LIMIT ? OFFSET ?", (day, limit, offset))
 
     def all_days(self) -> list[str]:
         return [r[0] for r in self.conn.execute(
@@ -168,11 +197,16 @@ class PagesStore:
             "SELECT count(*) FROM paper_topics WHERE topic_id = ?", (topic_id,)).fetchone()[0]
         if offset and offset >= total:
             return total, []
-        rows = self._rows(
-            f"SELECT {_LISTING} FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
-            f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id DESC"
-            " LIMIT ? OFFSET ?", (topic_id, limit, offset))
-        return total, rows
+        if self._walk_dates(total, offset + limit):
+            # A big topic: walk the date index and stop after the page instead of sorting it all.
+            sql = (f"SELECT {_LISTING} FROM papers p INDEXED BY papers_sort_date WHERE {_LIVE}"
+                   " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.paper_id = p.id"
+                   " AND pt.topic_id = ?) ORDER BY p.sort_date DESC, p.id LIMIT ? OFFSET ?")
+        else:
+            sql = (f"SELECT {_LISTING} FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+                   f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id"
+                   " LIMIT ? OFFSET ?")
+        return total, self._rows(sql, (topic_id, limit, offset))
 
     def find_section(self, slug: str) -> dict[str, Any] | None:
         row = self.conn.execute(
@@ -199,7 +233,7 @@ class PagesStore:
             f" WHERE c.category = ? AND {_LIVE}", (category,)).fetchone()[0]
         if offset and offset >= total:
             return total, []
-        if total > 2000:
+        if self._walk_dates(total, offset + limit):
             # A big category: walk the date index and stop after the page (cheap for early pages).
             sql = (f"SELECT {_LISTING} FROM papers p INDEXED BY papers_sort_date WHERE {_LIVE}"
                    " AND EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = p.id"
@@ -275,6 +309,11 @@ class PagesStore:
             " AND t.retired_build IS NULL",
             (paper_id,)).fetchone()
         return dict(row) if row else None
+
+    def has_embedding(self, paper_id: str) -> bool:
+        """Whether the embed stage has reached this paper (similar papers need it)."""
+        return self.conn.execute("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
+                                 (paper_id,)).fetchone() is not None
 
     def listing_by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Listing rows for these ids (duplicates excluded), keyed by id."""

@@ -2,10 +2,360 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from papersift.store.db import transaction, utc_now
+
+_TOPIC_COLUMNS = (
+    "t.id, t.slug, t.label, t.key_phrases, t.llm_label, t.section_id, t.is_other, t.size,"
+    " t.created_build, t.retired_build, s.slug AS section_slug, s.label AS section_label"
+)
+
+
+def _topic_dict(row: sqlite3.Row) -> dict[str, Any]:
+    topic = dict(row)
+    topic["key_phrases"] = json.loads(topic["key_phrases"] or "[]")
+    topic["is_other"] = bool(topic["is_other"])
+    topic["name"] = topic["llm_label"] or topic["label"]
+    return topic
+
+
+def _blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
 
 
 class TopicsStore:
-    """Mixin of Store (see papersift.store)."""
+    """Mixin of Store (see papersift.store).
+
+    A build (papersift.topics) replaces the topics in one transaction; topics keep their id
+    and slug across builds when the build says so, retired topics keep their row (so their
+    slug stays reserved) and redirect to where their papers went.
+    """
 
     conn: sqlite3.Connection
+
+    # ------------------------------------------------------------- stage reads
+    def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:
+        """(title, abstract) of every non-duplicate paper with an embedding of this model."""
+        return {
+            r[0]: (r[1], r[2]) for r in self.conn.execute(
+                "SELECT p.id, p.title, p.abstract FROM papers p JOIN embeddings e"
+                " ON e.paper_id = p.id AND e.model = ? WHERE p.duplicate_of IS NULL", (model,))
+        }
+
+    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
+        """sort_date of non-duplicate papers (all, or these)."""
+        rows = self.conn.execute("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL")
+        if ids is None:
+            return {r[0]: r[1] for r in rows}
+        wanted = set(ids)
+        return {r[0]: r[1] for r in rows if r[0] in wanted}
+
+    def primary_categories(self) -> dict[str, str | None]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL")}
+
+    def topic_state(self) -> dict[str, Any]:
+        """What a rebuild maps against: active topics with centroids, the paper assignments,
+        and every slug already taken (active, retired, redirected, sections)."""
+        topics = []
+        for row in self.conn.execute(
+            "SELECT id, slug, label, key_phrases, llm_label, is_other, size, centroid"
+            " FROM topics WHERE retired_build IS NULL ORDER BY id"
+        ):
+            topics.append({
+                "id": row["id"], "slug": row["slug"], "label": row["label"],
+                "key_phrases": json.loads(row["key_phrases"] or "[]"),
+                "llm_label": row["llm_label"], "is_other": bool(row["is_other"]),
+                "size": row["size"],
+                "centroid": None if row["centroid"] is None else np.frombuffer(
+                    row["centroid"], dtype="<f4").copy(),
+            })
+        sections = [dict(r) for r in self.conn.execute(
+            "SELECT s.id, s.slug, s.label, group_concat(t.id) AS topic_ids FROM sections s"
+            " LEFT JOIN topics t ON t.section_id = s.id AND t.retired_build IS NULL"
+            " GROUP BY s.id ORDER BY s.position")]
+        for section in sections:
+            section["topic_ids"] = [int(x) for x in (section["topic_ids"] or "").split(",") if x]
+        taken = {r[0] for r in self.conn.execute(
+            "SELECT slug FROM topics UNION SELECT old_slug FROM topic_redirects"
+            " UNION SELECT slug FROM sections")}
+        return {
+            "topics": topics,
+            "sections": sections,
+            "assignments": dict(self.conn.execute(
+                "SELECT paper_id, topic_id FROM paper_topics")),
+            "taken_slugs": taken,
+        }
+
+    def topic_centroids(self) -> tuple[list[int], np.ndarray, int | None]:
+        """(ids, unit centroid matrix) of active topics that are not "other", and the other id."""
+        ids, vectors, other = [], [], None
+        for topic_id, is_other, centroid in self.conn.execute(
+            "SELECT id, is_other, centroid FROM topics WHERE retired_build IS NULL ORDER BY id"
+        ):
+            if is_other:
+                other = topic_id
+            elif centroid is not None:
+                ids.append(topic_id)
+                vectors.append(np.frombuffer(centroid, dtype="<f4"))
+        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
+        return ids, matrix, other
+
+    def unassigned_embeddings(self, model: str) -> tuple[list[str], np.ndarray]:
+        """(ids, matrix) of embedded non-duplicate papers that have no topic yet."""
+        rows = self.conn.execute(
+            "SELECT e.paper_id, e.dim, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+            " LEFT JOIN paper_topics pt ON pt.paper_id = e.paper_id"
+            " WHERE e.model = ? AND p.duplicate_of IS NULL AND pt.paper_id IS NULL ORDER BY p.pk",
+            (model,),
+        ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(
+            len(rows), rows[0][1])
+        return [r[0] for r in rows], matrix.astype(np.float32)
+
+    def latest_topic_build(self) -> dict[str, Any] | None:
+        row = self.conn.execute("SELECT * FROM topic_builds ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        build = dict(row)
+        build["params"] = json.loads(build["params"] or "{}")
+        build["report"] = json.loads(build["report"] or "{}")
+        return build
+
+    # ----------------------------------------------------------------- writes
+    def replace_topics(self, build: dict[str, Any]) -> dict[str, Any]:
+        """Write a whole rebuild in one transaction.
+
+        build: method, params (dict), n_papers, report (dict);
+        sections: [{key, slug, label, position}];
+        topics: [{key, id (existing id to keep, or None), slug, label, key_phrases (list),
+                  llm_label, section (section key or None), is_other, centroid}];
+        retired: [{id, redirect_to (topic key or None), reason}];
+        assignments: [(paper_id, topic key, similarity)].
+        Returns {build_id, topic_ids: {key: id}, section_ids: {key: id}}.
+        """
+        conn = self.conn
+        with transaction(conn):
+            build_id = int(conn.execute(
+                "INSERT INTO topic_builds(created_at, method, params, n_papers, report)"
+                " VALUES (?,?,?,?,?)",
+                (utc_now(), build["method"], json.dumps(build.get("params", {})),
+                 int(build["n_papers"]), json.dumps(build.get("report", {}))),
+            ).lastrowid)
+            conn.execute("UPDATE topics SET section_id = NULL")
+            conn.execute("DELETE FROM sections")
+            section_ids: dict[Any, int] = {}
+            for section in build["sections"]:
+                section_ids[section["key"]] = int(conn.execute(
+                    "INSERT INTO sections(slug, label, position) VALUES (?,?,?)",
+                    (section["slug"], section["label"], int(section["position"])),
+                ).lastrowid)
+            topic_ids: dict[Any, int] = {}
+            for topic in build["topics"]:
+                values = (
+                    topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
+                    topic.get("llm_label"), section_ids.get(topic.get("section")),
+                    1 if topic.get("is_other") else 0, _blob(topic.get("centroid")),
+                )
+                if topic.get("id") is not None:
+                    conn.execute(
+                        "UPDATE topics SET label = ?, key_phrases = ?, llm_label = ?,"
+                        " section_id = ?, is_other = ?, centroid = ?, retired_build = NULL"
+                        " WHERE id = ?", (*values, int(topic["id"])))
+                    topic_ids[topic["key"]] = int(topic["id"])
+                else:
+                    topic_ids[topic["key"]] = int(conn.execute(
+                        "INSERT INTO topics(label, key_phrases, llm_label, section_id, is_other,"
+                        " centroid, slug, created_build) VALUES (?,?,?,?,?,?,?,?)",
+                        (*values, topic["slug"], build_id)).lastrowid)
+                # A topic that is live again no longer redirects anywhere.
+                conn.execute("DELETE FROM topic_redirects WHERE old_slug = ?",
+                             (self._slug_of(topic_ids[topic["key"]]),))
+            for retired in build.get("retired", []):
+                old_id = int(retired["id"])
+                conn.execute("UPDATE topics SET retired_build = ?, size = 0, section_id = NULL"
+                             " WHERE id = ?", (build_id, old_id))
+                target = topic_ids.get(retired.get("redirect_to"))
+                if target is None:
+                    continue
+                conn.execute(
+                    "INSERT INTO topic_redirects(old_slug, new_topic_id, reason, build_id)"
+                    " VALUES (?,?,?,?) ON CONFLICT(old_slug) DO UPDATE SET"
+                    " new_topic_id = excluded.new_topic_id, reason = excluded.reason,"
+                    " build_id = excluded.build_id",
+                    (self._slug_of(old_id), target, retired.get("reason", "merge"), build_id))
+                # Older slugs that led to the retired topic now lead where its papers went.
+                conn.execute("UPDATE topic_redirects SET new_topic_id = ? WHERE new_topic_id = ?",
+                             (target, old_id))
+            conn.execute("DELETE FROM paper_topics")
+            conn.executemany(
+                "INSERT INTO paper_topics(paper_id, topic_id, similarity, assigned_by)"
+                " VALUES (?,?,?, 'build')",
+                [(pid, topic_ids[key], None if sim is None else float(sim))
+                 for pid, key, sim in build["assignments"]])
+            self._refresh_sizes()
+        return {"build_id": build_id, "topic_ids": topic_ids, "section_ids": section_ids}
+
+    def _slug_of(self, topic_id: int) -> str:
+        return self.conn.execute("SELECT slug FROM topics WHERE id = ?", (topic_id,)).fetchone()[0]
+
+    def _refresh_sizes(self, topic_ids: Sequence[int] | None = None) -> None:
+        sql = ("UPDATE topics SET size = (SELECT count(*) FROM paper_topics pt"
+               " WHERE pt.topic_id = topics.id) WHERE retired_build IS NULL")
+        if topic_ids is None:
+            self.conn.execute(sql)
+            return
+        marks = ",".join("?" * len(topic_ids))
+        self.conn.execute(sql + f" AND id IN ({marks})", list(topic_ids))
+
+    def assign_papers(self, rows: Sequence[tuple[str, int, float | None]]) -> int:
+        """Give papers a topic without a rebuild: (paper_id, topic_id, similarity) rows."""
+        if not rows:
+            return 0
+        with transaction(self.conn):
+            self.conn.executemany(
+                "INSERT INTO paper_topics(paper_id, topic_id, similarity, assigned_by)"
+                " VALUES (?,?,?, 'assign') ON CONFLICT(paper_id) DO UPDATE SET"
+                " topic_id = excluded.topic_id, similarity = excluded.similarity,"
+                " assigned_by = excluded.assigned_by",
+                [(pid, int(tid), None if sim is None else float(sim)) for pid, tid, sim in rows])
+            self._refresh_sizes(sorted({int(tid) for _, tid, _ in rows}))
+        return len(rows)
+
+    def set_topic_llm_labels(self, labels: Sequence[tuple[int, str | None]]) -> None:
+        with transaction(self.conn):
+            self.conn.executemany("UPDATE topics SET llm_label = ? WHERE id = ?",
+                                  [(label, int(tid)) for tid, label in labels])
+
+    def cached_topic_label(self, input_hash: str) -> tuple[bool, str | None]:
+        """(found, label) for an LLM naming input; a cached failure is (True, None)."""
+        row = self.conn.execute("SELECT label FROM topic_label_cache WHERE input_hash = ?",
+                                (input_hash,)).fetchone()
+        return (False, None) if row is None else (True, row[0])
+
+    def put_topic_label(self, input_hash: str, label: str | None, model: str,
+                        notes: str | None = None) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO topic_label_cache(input_hash, label, model, created_at, notes)"
+                " VALUES (?,?,?,?,?) ON CONFLICT(input_hash) DO UPDATE SET label = excluded.label,"
+                " model = excluded.model, created_at = excluded.created_at, notes = excluded.notes",
+                (input_hash, label, model, utc_now(), notes))
+
+    # ------------------------------------------------------------- page reads
+    def list_sections(self) -> list[dict[str, Any]]:
+        """Sections in order, each with its active topics (largest first) and total size."""
+        sections = [dict(r) | {"topics": [], "size": 0} for r in self.conn.execute(
+            "SELECT id, slug, label, position FROM sections ORDER BY position, id")]
+        by_id = {s["id"]: s for s in sections}
+        for row in self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            " WHERE t.retired_build IS NULL AND t.section_id IS NOT NULL"
+            " ORDER BY t.size DESC, t.id"
+        ):
+            section = by_id.get(row["section_id"])
+            if section is not None:
+                section["topics"].append(_topic_dict(row))
+                section["size"] += row["size"]
+        return sections
+
+    def list_topics(self, include_other: bool = True) -> list[dict[str, Any]]:
+        """Active topics, largest first (the "other" bucket last)."""
+        where = "" if include_other else " AND t.is_other = 0"
+        return [_topic_dict(r) for r in self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            f" WHERE t.retired_build IS NULL{where} ORDER BY t.is_other, t.size DESC, t.id")]
+
+    def get_topic(self, slug: str) -> dict[str, Any] | None:
+        """The active topic with this slug; for an old slug, the topic it redirects to with
+        `redirected_from` set (the web answers with a permanent redirect); else None."""
+        row = self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            " WHERE t.slug = ? AND t.retired_build IS NULL", (slug,)).fetchone()
+        if row is not None:
+            return _topic_dict(row)
+        row = self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS}, r.reason AS redirect_reason FROM topic_redirects r"
+            " JOIN topics t ON t.id = r.new_topic_id LEFT JOIN sections s ON s.id = t.section_id"
+            " WHERE r.old_slug = ? AND t.retired_build IS NULL", (slug,)).fetchone()
+        if row is None:
+            return None
+        topic = _topic_dict(row)
+        topic["redirected_from"] = slug
+        return topic
+
+    def get_section(self, slug: str) -> dict[str, Any] | None:
+        for section in self.list_sections():
+            if section["slug"] == slug:
+                return section
+        return None
+
+    def topic_papers(self, topic_id: int, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
+        """A page of a topic's papers, newest first (sort_date DESC, then id)."""
+        rows = self.conn.execute(
+            "SELECT p.id, p.title, p.abstract, p.authors_text, p.primary_category, p.sort_date,"
+            " p.announced, pt.similarity, pt.assigned_by FROM paper_topics pt"
+            " JOIN papers p ON p.id = pt.paper_id"
+            " WHERE pt.topic_id = ? AND p.duplicate_of IS NULL"
+            " ORDER BY p.sort_date DESC, p.id DESC LIMIT ? OFFSET ?",
+            (int(topic_id), int(limit), int(offset))).fetchall()
+        papers = []
+        for row in rows:
+            paper = dict(row)
+            paper["authors"] = [a for a in paper.pop("authors_text").split(", ") if a]
+            papers.append(paper)
+        return papers
+
+    def topic_sample_titles(self, topic_id: int, n: int = 5) -> list[str]:
+        """Titles of the papers nearest the topic's centre (for naming and previews)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT p.title FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+            " WHERE pt.topic_id = ? ORDER BY pt.similarity DESC, p.id LIMIT ?",
+            (int(topic_id), int(n)))]
+
+    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS} FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?",
+            (paper_id,)).fetchone()
+        return None if row is None else _topic_dict(row)
+
+    def topic_assignments(self) -> list[tuple[str, int, bool]]:
+        """(paper_id, topic_id, is_other) for every assigned non-duplicate paper."""
+        return [(r[0], r[1], bool(r[2])) for r in self.conn.execute(
+            "SELECT pt.paper_id, pt.topic_id, t.is_other FROM paper_topics pt"
+            " JOIN topics t ON t.id = pt.topic_id JOIN papers p ON p.id = pt.paper_id"
+            " WHERE p.duplicate_of IS NULL")]
+
+    def topic_weekly_counts(self, topic_id: int | None = None) -> list[dict[str, Any]]:
+        """Papers per week (weeks start on Monday, by sort_date), oldest first; for one topic
+        ({week, papers}) or for all ({topic_id, week, papers})."""
+        week = "date(p.sort_date, '-6 days', 'weekday 1')"
+        base = (f"SELECT pt.topic_id, {week} AS week, count(*) FROM paper_topics pt"
+                " JOIN papers p ON p.id = pt.paper_id"
+                " WHERE p.duplicate_of IS NULL AND p.sort_date IS NOT NULL")
+        if topic_id is not None:
+            return [{"week": r[1], "papers": r[2]} for r in self.conn.execute(
+                base + " AND pt.topic_id = ? GROUP BY 1, 2 ORDER BY 2", (int(topic_id),))]
+        return [{"topic_id": r[0], "week": r[1], "papers": r[2]} for r in self.conn.execute(
+            base + " GROUP BY 1, 2 ORDER BY 1, 2")]
+
+    def topic_counts_between(self, start: str, end: str) -> dict[int, int]:
+        """Papers per topic with start <= sort_date < end (ISO dates)."""
+        return dict(self.conn.execute(
+            "SELECT pt.topic_id, count(*) FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+            " WHERE p.duplicate_of IS NULL AND p.sort_date >= ? AND p.sort_date < ?"
+            " GROUP BY 1", (start, end)))
+
+    def latest_sort_date(self) -> str | None:
+        row = self.conn.execute(
+            "SELECT max(sort_date) FROM papers WHERE duplicate_of IS NULL").fetchone()
+        return row[0] if row else None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from itertools import combinations
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from papersift.summarize import roles
+from papersift.summarize import gate, roles
 from papersift.summarize.person import starts_with_subject, strip_openers, to_third_person
 from papersift.summarize.text import clean_latex, split_sentences
 
@@ -78,10 +79,11 @@ def author_naming(authors: Sequence[str]) -> tuple[str, bool]:
 
 # --------------------------------------------------------------- compression
 
-_RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)")
+# A parenthetical that stands apart; "(G)I-DLE" is part of a name and stays.
+_RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)(?=[\s,.;:!?]|$)")
 _RE_USELESS_PAREN = re.compile(
     r"\s*\((?:e\.g\.|i\.e\.|see|cf\.|including|such as|resp\.|respectively|\w+ et al|"
-    r"[^()]*\b(?:19|20)\d\d\b)(?:[^()]|\([^()]*\))*\)", re.I)
+    r"[^()]*\b(?:19|20)\d\d\b)(?:[^()]|\([^()]*\))*\)(?=[\s,.;:!?]|$)", re.I)
 _RE_BRACKET_REF = re.compile(r"\s*\[[\d,\s\-–]+\]")
 # Clause boundaries where a long sentence can end, strongest first.
 _STRONG_CUTS = (
@@ -195,32 +197,39 @@ def prepare(paper: dict[str, Any]) -> _Prepared:
     return _Prepared(title, abstract, roles.analyse(texts, title))
 
 
-def write_tldr(prepared: _Prepared, subject: str, singular: bool) -> str:
-    """One sentence of at most 30 words: the best contribution sentence, compressed."""
-    candidates = sorted(prepared.sentences, key=lambda s: (-s.score, s.index))
-    if not candidates:
-        return _finish(prepared.title) if prepared.title else ""
-    fallback = None
-    for sentence in candidates[:3]:
+def _tldr_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iterator[str]:
+    """TL;DRs best first: the top sentences compressed to 30 words, then a title-based fallback."""
+    ranked = sorted(prepared.sentences, key=lambda s: (-s.score, s.index))
+    unclean = []
+    for sentence in ranked[:4]:
         # Unlike the blurb, the TL;DR need not open with the authors: a finding can stand alone.
         rewritten = to_third_person(strip_openers(sentence.text), subject, singular)
         text, clean = compress(rewritten, TLDR_MAX_WORDS)
         if clean:
-            return text
-        fallback = fallback or text
-    return fallback or ""
+            yield text
+        else:
+            unclean.append(text)
+    yield from unclean
+    for sentence in ranked[:4]:
+        yield compress(_lead_sentence(sentence.text, subject, singular, prepared.abstract),
+                       TLDR_MAX_WORDS)[0]
+    if prepared.title:
+        title = " ".join(prepared.title.rstrip(".").split()[:TLDR_MAX_WORDS - 6])
+        yield f"{subject} {'writes' if singular else 'write'} about “{title}”."
 
 
 def _pick(sentences: list[roles.Sentence], role: str, exclude: set[int]) -> roles.Sentence | None:
-    pool = [s for s in sentences if s.role == role and s.index not in exclude]
+    pool = [s for s in sentences if s.role == role and s.index not in exclude and s.words >= 5]
     return max(pool, key=lambda s: (s.score, -s.index)) if pool else None
 
 
-def write_blurb(prepared: _Prepared, subject: str, singular: bool) -> str:
-    """2-3 sentences, 40-90 words: who did what (naming the method), how, and the headline result."""
-    sentences = prepared.sentences
+def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iterator[str]:
+    """Blurbs best first: lead (who did what), how, and the headline result; then longer variants."""
+    sentences = [s for s in prepared.sentences if s.words >= 4]
     if not sentences:
-        return ""
+        if prepared.title:
+            yield f"{subject} {'writes' if singular else 'write'} about “{prepared.title.rstrip('.')}”."
+        return
     lead = _pick(sentences, roles.CONTRIBUTION, set()) or max(
         sentences, key=lambda s: (s.score, -s.index))
     used = {lead.index}
@@ -234,41 +243,102 @@ def write_blurb(prepared: _Prepared, subject: str, singular: bool) -> str:
     if result is not None:
         used.add(result.index)
     # The middle sentence explains how; background before the lead would break the story.
-    after_lead = [s for s in sentences if s.index > lead.index]
+    after_lead = [s for s in sentences if lead.index < s.index and (
+        result is None or s.index < result.index)]
     middle = (_pick(after_lead, roles.METHOD, used) or _pick(after_lead, roles.CONTRIBUTION, used)
-              or _pick(after_lead, roles.OTHER, used))
+              or _pick(after_lead, roles.OTHER, used) or _pick(after_lead, roles.RESULT, used))
 
     first = _lead_sentence(lead.text, subject, singular, prepared.abstract)
     last = _later_sentence(result.text, subject, singular) if result else None
     mid = _later_sentence(middle.text, subject, singular) if middle else None
-    if middle and result and middle.index > result.index:
-        mid = None  # the result closes the blurb; a later method sentence would not read well
-    if mid is None and result is None:
+    yield _fit(first, mid, last)
+    # Too short or otherwise refused: try each other sentence as the middle, longest first.
+    others = sorted((s for s in sentences if s.index not in used and s is not middle),
+                    key=lambda s: (s.role == roles.BACKGROUND, s.index < lead.index, -s.words))
+    for other in others[:4]:
+        yield _fit(first, _later_sentence(other.text, subject, singular), last)
+    if last is not None:
+        yield _fit(first, None, last)
+    if result is None and middle is None:
         # A one-sentence abstract: say what it is about via the title, then the finding.
         title = prepared.title.rstrip(".")
-        first, last = (f"{subject} {'writes' if singular else 'write'} about “{title}”.", first)
-    return _fit(first, mid, last)
+        yield _fit(f"{subject} {'writes' if singular else 'write'} about “{title}”.", None, first)
+    # Document order from the lead on: always faithful, only the length may fall short.
+    following = [s for s in sentences if s.index > lead.index][:2]
+    parts = [first] + [_later_sentence(s.text, subject, singular) for s in following]
+    yield _fit(*(parts + [None] * (3 - len(parts)))[:3])
+    # A terse lead ("X et al. propose Abacus-SQL.") absorbs the sentence that explains it.
+    merged = _merge_with_next(first, [s for s in sentences if s.index == lead.index + 1])
+    if merged:
+        rest_after = [s for s in sentences if s.index > lead.index + 1 and s.index not in used]
+        extra = _later_sentence(rest_after[0].text, subject, singular) if rest_after else None
+        yield _fit(merged, extra, last)
+    # Short sentences everywhere: the pair of other sentences that says the most.
+    rest = [s for s in sentences if s.index != lead.index]
+    pairs = sorted(combinations(rest, 2), key=lambda pair: -(pair[0].words + pair[1].words))
+    for a, b in pairs[:6]:
+        yield _fit(first, _later_sentence(a.text, subject, singular),
+                   _later_sentence(b.text, subject, singular))
+    # Unpunctuated abstracts are one long "sentence": say more of it.
+    yield compress(first, 70, drop_parentheses=False)[0]
+
+
+def _merge_with_next(first: str, following: list[roles.Sentence]) -> str | None:
+    """'… propose X.' + 'X uses Y.' -> '… propose X, which uses Y.'"""
+    if not following or len(first.split()) > 15:
+        return None
+    name = first.rstrip(".").split()[-1]
+    text = following[0].text
+    for opener in (name + " ", "It ", "This method ", "This approach ", "The framework "):
+        if text.startswith(opener) and text[len(opener):][:1].islower():
+            return f"{first.rstrip('.')}, which {text[len(opener):]}"
+    return None
 
 
 def _fit(first: str, mid: str | None, last: str | None) -> str:
     """Compress the parts until the blurb has at most BLURB_MAX_WORDS words."""
-    for limits in ((40, 30, 40), (35, 25, 35), (30, 0, 35), (28, 0, 30), (25, 0, 28), (22, 0, 22)):
+    blurb = ""
+    for limits in ((40, 30, 40), (35, 25, 35), (30, 22, 30), (30, 0, 35), (25, 0, 28), (22, 0, 22)):
         parts = [compress(first, limits[0], drop_parentheses=limits[0] < 40)[0]]
         if mid and limits[1]:
-            parts.append(compress(mid, limits[1])[0])
+            parts.append(compress(mid, limits[1], drop_parentheses=limits[1] < 30)[0])
         if last:
             parts.append(compress(last, limits[2], drop_parentheses=limits[2] < 40)[0])
         blurb = " ".join(parts)
         if len(blurb.split()) <= BLURB_MAX_WORDS:
-            if len(blurb.split()) < BLURB_MIN_WORDS and mid and not limits[1]:
-                continue
             return blurb
     return blurb
 
 
-def write_builtin(paper: dict[str, Any]) -> Summary:
-    """The built-in writer's TL;DR and blurb for a paper dict (title, abstract, authors)."""
+def write_builtin_checked(
+    paper: dict[str, Any], source: gate.GateSource | None = None
+) -> tuple[Summary, list[str]]:
+    """The built-in summary that passes the gate if any candidate does, and the gate's reasons."""
     prepared = prepare(paper)
     subject, singular = author_naming(paper.get("authors") or [])
-    return Summary(tldr=write_tldr(prepared, subject, singular),
-                   blurb=write_blurb(prepared, subject, singular))
+    if source is None:
+        source = gate.build_source(paper, subject)
+    tldr, tldr_reasons = _first_passing(_tldr_candidates(prepared, subject, singular),
+                                        lambda t: gate.check_tldr(t, source))
+    blurb, blurb_reasons = _first_passing(_blurb_candidates(prepared, subject, singular),
+                                          lambda b: gate.check_blurb(b, source))
+    return Summary(tldr=tldr, blurb=blurb), tldr_reasons + blurb_reasons
+
+
+def _first_passing(candidates: Iterator[str], check: Any) -> tuple[str, list[str]]:
+    first: tuple[str, list[str]] | None = None
+    seen: set[str] = set()
+    for candidate in candidates:
+        if not candidate or candidate in seen:
+            continue
+        seen.add(candidate)
+        reasons = check(candidate)
+        if not reasons:
+            return candidate, []
+        first = first or (candidate, reasons)
+    return first or ("", ["empty"])
+
+
+def write_builtin(paper: dict[str, Any]) -> Summary:
+    """The built-in writer's TL;DR and blurb for a paper dict (title, abstract, authors)."""
+    return write_builtin_checked(paper)[0]

@@ -53,7 +53,8 @@ _RE_WE_START = re.compile(r"^(?:We|I)\s+")
 _RE_PAPER_START = re.compile(
     r"^(?:This|The present|Our|The current) (?:" + _PAPER_NOUNS + r")\s+([a-z]+)\b"
 )
-_RE_PRONOUNS = re.compile(r"\b(we|We|our|Our|us|ours|Ours|ourselves|Ourselves|my|My|myself)\b")
+_RE_PRONOUNS = re.compile(
+    r"\b(we|We|our|Our|us|ours|Ours|ourselves|Ourselves|my|My|myself|me)\b(?![-’'][A-Za-z])")
 _RE_I = re.compile(
     r"(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
     r"(?<!Category )(?<!Case )(?<!Step )(?<!Study )(?<!Table )(?<!Chapter )(?<!Figure )"
@@ -62,7 +63,7 @@ _RE_I = re.compile(
 _PRONOUN_MAP = {
     "we": "they", "We": "They", "our": "their", "Our": "Their", "us": "them", "ours": "theirs",
     "Ours": "Theirs", "ourselves": "themselves", "Ourselves": "Themselves", "my": "their",
-    "My": "Their", "myself": "themselves",
+    "My": "Their", "myself": "themselves", "me": "them",
 }
 _RE_LET_US = re.compile(r"\b[Ll]et us\b|\blet's\b", re.I)
 
@@ -91,6 +92,7 @@ def plural_base(verb: str) -> str | None:
     return verb[:-1]
 
 
+_RE_ENUMERATOR = re.compile(r"^(?:\(?(?:[ivx]{1,4}|\d{1,2}|[a-h])\)|\d{1,2}\.)\s+")
 _RE_CLAUSE_BEFORE_WE = re.compile(r"^[A-Z][^,;:()]{2,90}?,\s+(?=(?:we|I)\s+[a-z])")
 
 
@@ -100,7 +102,8 @@ def strip_openers(sentence: str) -> str:
     A short leading clause before 'we' ("To solve the above problems, we ...") goes too.
     """
     for _ in range(4):
-        stripped = _RE_OPENER.sub("", sentence, count=1)
+        stripped = _RE_ENUMERATOR.sub("", sentence, count=1)
+        stripped = _RE_OPENER.sub("", stripped, count=1)
         stripped = _RE_CLAUSE_BEFORE_WE.sub("", stripped, count=1)
         if stripped == sentence:
             break
@@ -151,9 +154,13 @@ def to_third_person(sentence: str, subject: str, singular: bool) -> str:
             if base is not None:
                 new_verb = verb if singular else base
                 sentence = f"{subject} {new_verb}{sentence[paper.end():]}"
-    sentence = _RE_LET_US.sub(lambda m: "one can" if m.group(0)[0].islower() else "One can", sentence)
+    lowered = sentence.lower()
+    if "let" in lowered:
+        sentence = _RE_LET_US.sub(
+            lambda m: "one can" if m.group(0)[0].islower() else "One can", sentence)
     sentence = _RE_PRONOUNS.sub(lambda m: _PRONOUN_MAP[m.group(1)], sentence)
-    sentence = _RE_I.sub("they", sentence)
+    if "I " in sentence:
+        sentence = _RE_I.sub("they", sentence)
     return sentence
 
 

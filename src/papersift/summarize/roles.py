@@ -74,9 +74,11 @@ def content_tokens(text: str) -> set[str]:
     return {t for t in tokens(text) if t not in _STOP and len(t) > 2}
 
 
-def classify(text: str, index: int, count: int) -> str:
+def classify(text: str, index: int, count: int, strong: bool | None = None) -> str:
     """The role of a sentence from its cue phrases, with position as the tie-breaker."""
-    if _RE_STRONG_CUE.search(text):
+    if strong is None:
+        strong = bool(_RE_STRONG_CUE.search(text))
+    if strong:
         return CONTRIBUTION
     result = _RE_RESULT.search(text)
     if result and (index > 0 or _RE_NUMBER.search(text)) and index >= count // 3:
@@ -129,7 +131,7 @@ _RE_WE = re.compile(r"\b(?:we|our)\b", re.I)
 
 def features(
     text: str, index: int, count: int, title_tokens: set[str], role: str,
-    sentence_tokens: set[str] | None = None, centrality: float = 0.0,
+    sentence_tokens: set[str] | None = None, centrality: float = 0.0, strong: bool | None = None,
 ) -> dict[str, float]:
     """The salience features of one sentence (the keys of WEIGHTS, less the bias).
 
@@ -139,13 +141,15 @@ def features(
         sentence_tokens = content_tokens(text)
     overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
     n_words = len(text.split())
+    if strong is None:
+        strong = bool(_RE_STRONG_CUE.search(text))
     return {
         "first": float(index == 0),
         "second": float(index == 1),
         "last": float(index == count - 1 and count > 1),
         "relpos": index / max(1, count - 1),
         "title": overlap,
-        "strong": float(bool(_RE_STRONG_CUE.search(text))),
+        "strong": float(strong),
         "contribution": float(role == CONTRIBUTION),
         "result": float(role == RESULT),
         "method": float(role == METHOD),
@@ -173,11 +177,12 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
             document_frequency[token] = document_frequency.get(token, 0) + 1
     analysed = []
     for index, text in enumerate(sentences):
-        role = classify(text, index, count)
+        strong = bool(_RE_STRONG_CUE.search(text))
+        role = classify(text, index, count, strong)
         token_set = token_sets[index]
         centrality = (sum(document_frequency[t] - 1 for t in token_set) / max(1, len(token_set))
                       / max(1, count - 1))
-        feats = features(text, index, count, title_tokens, role, token_set, centrality)
+        feats = features(text, index, count, title_tokens, role, token_set, centrality, strong)
         score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=len(text.split()),

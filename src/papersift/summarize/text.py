@@ -31,7 +31,7 @@ _SYMBOLS = {
     "arg": "arg", "sin": "sin", "cos": "cos", "tanh": "tanh", "lim": "lim", "sup": "sup",
     "inf": "inf", "det": "det", "Pr": "Pr", "quad": " ", "qquad": " ", "colon": ":",
     "vert": "|", "Vert": "‖", "lvert": "|", "rvert": "|", "lVert": "‖", "rVert": "‖",
-    "backslash": "\\", "textbackslash": "\\", "textendash": "–", "textemdash": "—",
+    "backslash": "\\", "textdegree": "°", "circledR": "®", "textregistered": "®", "texttrademark": "™", "textbackslash": "\\", "textendash": "–", "textemdash": "—",
 }
 _SPACED = set("≤≥≠≈≃→⇒←↔↦∈∉⊂⊆∝≪≫≡∓")
 _BLACKBOARD = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
@@ -78,6 +78,8 @@ _RE_TILDE_TIE = re.compile(r"(?<=\S)~(?=\S)")
 _RE_WS = re.compile(r"\s+")
 _RE_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)\]])")
 _RE_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
+_RE_MISSING_SPACE_AFTER_STOP = re.compile(
+    r"(?<=[a-z]{3})\.(?=[A-Z][a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)")
 _RE_MISSING_SPACE = re.compile(r"(?<=[a-z]{2})([,;])(?=[A-Za-z]{2})")
 
 
@@ -114,6 +116,8 @@ def _command(match: re.Match[str]) -> str:
         # Operator names and relations stand apart from their neighbours ("√n log n", "a ≤ b").
         if (value.isalpha() and len(value) > 1) or value in _SPACED:
             return f" {value} "
+        if name.startswith("text") and match.group(0).endswith(" "):
+            return value + " "  # text-mode symbols keep the space after them ("20° is")
         return value
     # Unknown command: keep its name as a word (e.g. a macro for a method name).
     return name + " " if match.group(0).endswith(" ") else name
@@ -164,6 +168,7 @@ def clean_latex(text: str) -> str:
     s = _RE_SPACE_BEFORE_PUNCT.sub(r"\1", s)
     s = _RE_SPACE_AFTER_OPEN.sub(r"\1", s)
     s = _RE_MISSING_SPACE.sub(r"\1 ", s)
+    s = _RE_MISSING_SPACE_AFTER_STOP.sub(". ", s)
     return s
 
 
@@ -180,7 +185,8 @@ _ABBREVIATIONS = {
     "sept", "oct", "nov", "dec",
 }
 # A boundary candidate: sentence-final punctuation, optional closers, whitespace, then a start.
-_RE_BOUNDARY = re.compile(r"([.!?…])([\"”’')\]]*)\s+(?=[\"“‘(\[]?[A-Z0-9ΑΒΓΔΘΛΞΠΣΦΨΩ])")
+_RE_BOUNDARY = re.compile(
+    r"([.!?…])([\"”’')\]]*)\s+(?=[\"“‘(\[]?[A-Z0-9ΑΒΓΔΘΛΞΠΣΦΨΩ]|\((?:[ivx]{1,4}|[a-h])\)\s)")
 _RE_LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"“']*([^\s(\[\"“']+)$")
 
 

@@ -144,9 +144,9 @@ class _Vocab:
             return index
         index = len(self.words)
         if index >= _V - 1:
-            word_kind = _BOUNDARY  # a vocabulary this large: further new words are rare ones
-            index = self.ids.get(_SEP, 0)
-            return index
+            # A vocabulary this large: further new words are rare ones; treat as boundaries.
+            self.ids[word] = self.ids[_SEP]
+            return self.ids[_SEP]
         self.ids[word] = index
         self.words.append(word)
         if word == "of":
@@ -176,7 +176,11 @@ def doc_phrases(text: str) -> set[str]:
 def _chunk_codes(texts: Sequence[str], vocab: _Vocab, first_doc: int) -> tuple[np.ndarray, np.ndarray]:
     """(doc index, term code) pairs, one per distinct term of each doc of this chunk."""
     corpus = f" {_SEP} ".join(clean(t).lower() for t in texts) + f" {_SEP}"
-    ids = np.fromiter((vocab.add(t) for t in _TOKEN.findall(corpus)), dtype=np.int64)
+    tokens = _TOKEN.findall(corpus)
+    # map() over a dict lookup runs in C; only the chunk's new words go through Python.
+    for word in sorted(set(tokens).difference(vocab.ids)):
+        vocab.add(word)
+    ids = np.fromiter(map(vocab.ids.get, tokens), dtype=np.int64, count=len(tokens))
     sep = vocab.ids[_SEP]
     doc = np.cumsum(ids == sep) - (ids == sep) + first_doc
     kind = np.asarray(vocab.kind, dtype=np.int8)[ids]

@@ -207,7 +207,7 @@ def create_app(settings: Settings) -> Starlette:
     routes = [
         Route("/", page(lambda r: views.front(site))),
         Route("/daily", lambda r: RedirectResponse(f"/daily/{site.store.latest_day() or ''}")),
-        Route("/daily/{day}", page(lambda r: views.daily(site, r.path_params["day"]))),
+        Route("/daily/{day}", page(lambda r: views.daily(site, r.path_params["day"], q(r)))),
         Route("/topics", page(lambda r: views.topics_index(site))),
         Route("/topics/{slug}", page(lambda r: views.topic(site, r.path_params["slug"], q(r)))),
         Route("/sections/{slug}",

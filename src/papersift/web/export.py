@@ -34,7 +34,7 @@ def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "/", views.front(site)
     yield "/topics", views.topics_index(site)
     for day in db.all_days():
-        yield f"/daily/{day}", views.daily(site, day)
+        yield from _paged(f"/daily/{day}", lambda p, d=day: views.daily(site, d, p))
     overview = views.topics_overview(site)
     for section in overview["sections"]:
         yield from _paged(section["url"], lambda p, s=section["slug"]: views.section(site, s, p))

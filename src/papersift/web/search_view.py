@@ -60,7 +60,8 @@ def _date_filter(value: str, name: str) -> str | None:
 
 
 def _stage_search(site: Site, q: str, mode: str, limit: int, offset: int,
-                  filters: dict[str, Any]) -> tuple[int | None, list[tuple[str, float, str]]]:
+                  filters: dict[str, Any]
+                  ) -> tuple[int | None, list[tuple[str, float, str]], list[str], bool | None]:
     from papersift.search import search
 
     try:
@@ -74,18 +75,21 @@ def _stage_search(site: Site, q: str, mode: str, limit: int, offset: int,
         raise BadQuery(str(exc) or "That query could not be understood.") from None
     message = getattr(found, "message", None) or getattr(found, "error", None)
     if message:
-        raise BadQuery(str(message))
-    results = getattr(found, "results", None)
+        raise BadQuery(str(message)[:1].upper() + str(message)[1:])
+    results = getattr(found, "hits", None)
     if results is None:
-        results = getattr(found, "items", found)
-    ids = _ids_of(results)
+        results = getattr(found, "results", found)
     hits = []
-    for pid, result in zip(ids, results, strict=False):
+    for result in results:
         get = result.get if isinstance(result, dict) else (lambda k, r=result: getattr(r, k, None))
-        snippet = get("snippet") or get("highlight") or ""
-        hits.append((pid, float(get("score") or 0.0), snippet))
+        pid = _ids_of([result])
+        if pid:
+            snippet = get("snippet_html") or get("snippet") or ""
+            hits.append((pid[0], float(get("score") or 0.0), snippet))
     total = getattr(found, "total", None)
-    return (int(total) if total is not None else None), hits
+    notes = list(getattr(found, "notes", None) or [])
+    more = getattr(found, "has_more", None)
+    return (int(total) if total is not None else None), hits, notes, more
 
 
 def _fallback_search(site: Site, q: str, limit: int, offset: int,
@@ -118,7 +122,7 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
         "categories": [c for c, _ in category_sizes(site)][:40],
         "topics": [{"slug": t["slug"], "label": t["label"]}
                    for s in overview["sections"] for t in s["topics"]],
-        "message": None, "total": None, "results": [], "papers": [],
+        "message": None, "notes": [], "total": None, "results": [], "papers": [],
         "prev": None, "next": None,
     }
     if not q:
@@ -134,10 +138,12 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
                    "since": _date_filter(raw_filters["since"], "from"),
                    "until": _date_filter(raw_filters["until"], "until")}
         try:
-            total, hits = _stage_search(site, q, mode, size, (page - 1) * size, filters)
+            total, hits, notes, more = _stage_search(site, q, mode, size, (page - 1) * size,
+                                                     filters)
         except ImportError:
             filters.pop("topic")
             total, hits = _fallback_search(site, q, size, (page - 1) * size, filters)
+            notes, more = [], None
     except BadQuery as exc:
         data["message"] = str(exc)
         return data
@@ -152,7 +158,9 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     data["papers"] = data["results"]
     data["total"] = total
     keep = {"q": q, "mode": mode if mode != "hybrid" else None, **raw_filters}
-    more = (total is not None and page * size < total) or (total is None and len(hits) == size)
+    data["notes"] = notes
+    if more is None:
+        more = (total is not None and page * size < total) or (total is None and len(hits) == size)
     data["prev"] = with_query("/search", page=page - 1, **keep) if page > 1 else None
     data["next"] = with_query("/search", page=page + 1, **keep) if more else None
     data["page_number"] = page

@@ -23,6 +23,8 @@ log = logging.getLogger(__name__)
 
 STORIES_PER_SECTION = 3
 TREND_WEEKS = 12
+# Enough of a raw abstract to hold its first sentences: cleaning all of it for a listing is waste.
+_OPENING = 900
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -95,9 +97,9 @@ def _topic_ref(row: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
     """One paper as a listing shows it."""
-    abstract = readable(row["abstract"])
     summary = row.get("summary")
     blurb = readable(summary["blurb"]) if summary and summary.get("blurb") else ""
+    abstract = readable(row["abstract"]) if full_abstract else ""
     authors = [{"name": a["name"], "url": author_url(a["slug"])} for a in row["lead_authors"]]
     data = {
         "id": row["id"],
@@ -108,7 +110,7 @@ def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
         "n_authors": row["n_authors"],
         "author_line": author_line([a["name"] for a in authors], row["n_authors"]),
         "tldr": readable(summary["tldr"]) if summary and summary.get("tldr") else None,
-        "blurb": blurb or first_sentences(abstract),
+        "blurb": blurb or first_sentences(abstract or readable(row["abstract"][:_OPENING])),
         "blurb_from": "summary" if blurb else "abstract",
         "topic": _topic_ref(row.get("topic")),
         "category": row["primary_category"],
@@ -200,17 +202,26 @@ def front(site: Site) -> dict[str, Any]:
     return data
 
 
-def daily(site: Site, day: str) -> dict[str, Any]:
+def daily(site: Site, day: str, page_raw: str | None = None) -> dict[str, Any]:
+    """All papers of a day, a page at a time (a busy day has 500), with the days around it."""
     if not _DAY.match(day):
         raise NotFound(f"{day!r} is not a day like 2026-06-30")
+    page = parse_page(page_raw)
     db = site.store
-    rows = db.day_papers(day)
-    if not rows:
+    size = site.page_size
+    total, rows = db.day_papers_page(day, size, (page - 1) * size)
+    if total == 0:
         raise NotFound(f"no papers were announced on {day}")
+    _check_page(page, total, size)
     prev, nxt = db.day_neighbours(day)
+    path = f"/daily/{day}"
+    pages = pagination(path, page, total, size)
+    noun = "paper" if total == 1 else "papers"
     return {
-        "page": "daily", "title": f"Papers of {day}", "path": f"/daily/{day}",
-        "feed": None, "day": day, "count": len(rows),
+        "page": "daily", "title": f"Papers of {day}", "path": path,
+        "feed": None, "day": day, "count": total,
+        "count_line": f"{total:,} {noun} · page {page} of {pages['pages']}",
+        "pagination": pages,
         "prev": {"day": prev, "url": f"/daily/{prev}"} if prev else None,
         "next": {"day": nxt, "url": f"/daily/{nxt}"} if nxt else None,
         "papers": [item(r) for r in rows],
@@ -272,16 +283,20 @@ def section(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
         raise NotFound(f"no section {slug!r}")
     stored = site.store.find_section(slug)
     size = site.page_size
-    rows = site.store.section_papers_page(stored["id"], size, (page - 1) * size) if stored else []
+    # One row more than the page tells whether an older page exists without counting them all.
+    rows = site.store.section_papers_page(stored["id"], size + 1, (page - 1) * size) \
+        if stored else []
     if page > 1 and not rows:
         raise NotFound(f"page {page} is past the last page")
+    has_older = len(rows) > size
+    rows = rows[:size]
     path = f"/sections/{slug}"
     return {
         "page": "section", "title": found["label"], "path": path, "feed": None,
         "section": {"slug": slug, "label": found["label"], "size": found["size"]},
         "weeks": overview["weeks"], "topics": found["topics"],
         "papers": [item(r) for r in rows],
-        "older": with_query(path, page=page + 1) if len(rows) == size else None,
+        "older": with_query(path, page=page + 1) if has_older else None,
         "newer": with_query(path, page=page - 1) if page > 1 else None,
     }
 
@@ -379,6 +394,8 @@ def similar(site: Site, pid: str, limit: int = 6) -> list[dict[str, Any]]:
         from papersift.search import similar_papers
     except ImportError:
         return []
+    if not site.store.has_embedding(pid):
+        return []  # the embed stage has not reached it: no neighbours, and no model to load
     try:
         found = similar_papers(site.store, site.settings, pid, limit=limit)
     except Exception as exc:  # no embeddings yet, index missing: the page still works

@@ -1,0 +1,129 @@
+"""Embedding throughput (ONNX vs PyTorch), query latency and memory of search with all recent papers.
+
+Usage:
+  python benchmarks/bench_search_speed.py throughput [--n 2000] [--runs 3]
+  python benchmarks/bench_search_speed.py latency --data-dir /work/cache/recent [--queries 200]
+`latency` runs in a fresh process so its peak resident memory is the search service's own:
+store + embedder + index + 200 warm queries per mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import time
+from pathlib import Path
+
+SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA",
+                             Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def abstracts(n: int) -> list[str]:
+    from papersift.search.embed import embedding_text
+
+    with gzip.open(SHARED / "arxiv-2025-2026.jsonl.gz", "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in itertools.islice(handle, n)]
+    return [embedding_text(r["title"], r["abstract"]) for r in rows]
+
+
+def throughput(args: argparse.Namespace) -> dict:
+    from papersift.search.embed import LocalEmbedder, SentenceTransformersEmbedder
+    from papersift.settings import load_settings
+
+    settings = load_settings(threads=args.threads)
+    texts = abstracts(args.n)
+    result: dict = {"abstracts": len(texts), "threads": args.threads, "runs": args.runs}
+    for name, make in (("onnx_int8", LocalEmbedder), ("pytorch_sentence_transformers",
+                                                       SentenceTransformersEmbedder)):
+        embedder = make(settings)
+        embedder.embed(texts[:32])  # warm
+        rates = []
+        for _ in range(args.runs if name == "onnx_int8" else args.baseline_runs):
+            started = time.perf_counter()
+            embedder.embed(texts)
+            rates.append(len(texts) / (time.perf_counter() - started))
+        result[name] = {"per_second_median": round(statistics.median(rates), 1),
+                        "per_second_runs": [round(r, 1) for r in rates],
+                        "model": embedder.model_id}
+        print(json.dumps({name: result[name]}), flush=True)
+    result["speedup"] = round(result["onnx_int8"]["per_second_median"]
+                              / result["pytorch_sentence_transformers"]["per_second_median"], 2)
+    return result
+
+
+def sample_queries(n: int) -> list[str]:
+    """Titles of older cs papers (a different corpus): realistic queries, not copies of documents."""
+    rng = random.Random(2026)
+    with gzip.open(SHARED / "arxiv-cs-1993-2019.snapshot.jsonl.gz", "rt", encoding="utf-8") as h:
+        titles = [json.loads(line)["title"] for line in itertools.islice(h, 20000)]
+    return [" ".join(t.split()) for t in rng.sample(titles, n)]
+
+
+def latency(args: argparse.Namespace) -> dict:
+    from papersift.search import search
+    from papersift.search.metrics import percentile
+    from papersift.settings import load_settings
+    from papersift.store import open_store
+
+    settings = load_settings(data_dir=str(args.data_dir), threads=args.threads)
+    queries = sample_queries(args.queries)
+    rss_start = current_rss_mb()
+    store = open_store(settings, readonly=True)
+    result: dict = {"papers": store.count_papers(), "queries": len(queries),
+                    "threads": args.threads}
+    search(store, settings, "warm up the model and index", mode="hybrid")
+    for mode in ("semantic", "keyword", "hybrid"):
+        for query in queries:  # warm: one pass first, as a running service would be
+            search(store, settings, query, mode=mode)
+        times = []
+        for query in queries:
+            started = time.perf_counter()
+            search(store, settings, query, mode=mode)
+            times.append((time.perf_counter() - started) * 1000)
+        result[mode] = {"p50_ms": round(percentile(times, 50), 2),
+                        "p95_ms": round(percentile(times, 95), 2),
+                        "max_ms": round(max(times), 2)}
+        print(json.dumps({mode: result[mode]}), flush=True)
+    result["rss_mb_at_start"] = round(rss_start)
+    result["rss_mb_now"] = round(current_rss_mb())
+    result["peak_rss_mb"] = round(peak_rss_mb())
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("what", choices=["throughput", "latency"])
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline-runs", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-dir", type=Path, default=Path("/work/cache/recent"))
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    result = throughput(args) if args.what == "throughput" else latency(args)
+    result["machine"] = f"{platform.machine()}, {os.cpu_count()} cores (shared)"
+    result["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

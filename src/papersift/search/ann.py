@@ -1,0 +1,199 @@
+"""The nearest-neighbour index of paper embeddings: hnswlib, persisted in the data dir, updated in place."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import hnswlib
+import numpy as np
+
+from papersift.settings import Settings
+from papersift.store import Store
+
+INDEX_VERSION = "1"
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 200
+HNSW_EF_SEARCH = 128
+# Up to this many vectors a brute-force dot product is exact and about as fast as the graph.
+EXACT_MAX = 20_000
+# A filter that leaves fewer papers than this is answered exactly over just those papers.
+FILTER_EXACT_MAX = 20_000
+_ADD_BATCH = 10_000
+
+
+def index_dir(settings: Settings, model: str) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+    return settings.data_path / "index" / safe
+
+
+class VectorIndex:
+    """Labels are papers.pk; vectors are unit-length so inner product is cosine similarity."""
+
+    def __init__(self, folder: Path, threads: int = 1) -> None:
+        meta = json.loads((folder / "meta.json").read_text())
+        self.folder, self.meta, self.threads = folder, meta, max(1, threads)
+        self.dim = int(meta["dim"])
+        state = np.load(folder / "state.npz")
+        self.pks = state["pks"].astype(np.int64)
+        self.count = len(self.pks)
+        self.index = hnswlib.Index(space="ip", dim=self.dim)
+        self.index.load_index(str(folder / "hnsw.bin"), max_elements=max(1, int(meta["capacity"])))
+        self.index.set_ef(HNSW_EF_SEARCH)
+        self.index.set_num_threads(1)
+        self._dense: np.ndarray | None = None
+        if 0 < self.count <= EXACT_MAX:
+            self._dense = self.index.get_items(self.pks, return_type="numpy").astype(np.float32)
+
+    def search(self, vector: np.ndarray, k: int,
+               allowed: Collection[int] | None = None) -> list[tuple[int, float]]:
+        """(pk, cosine) of the k nearest papers, nearest first; only `allowed` pks if given."""
+        if self.count == 0 or k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if allowed is not None:
+            allowed = [pk for pk in allowed if pk in self._pk_set]
+            if not allowed:
+                return []
+            if len(allowed) <= FILTER_EXACT_MAX:
+                labels = np.asarray(allowed, dtype=np.int64)
+                vectors = self.index.get_items(labels, return_type="numpy")
+                return _top(labels, vectors @ query, k)
+            wanted = set(allowed)
+            k = min(k, len(wanted))
+            self.index.set_ef(max(HNSW_EF_SEARCH, k))
+            labels, distances = self.index.knn_query(query, k=k, filter=lambda label: label in wanted)
+            return [(int(pk), float(1.0 - d)) for pk, d in zip(labels[0], distances[0], strict=True)]
+        if self._dense is not None:
+            return _top(self.pks, self._dense @ query, k)
+        k = min(k, self.count)
+        self.index.set_ef(max(HNSW_EF_SEARCH, k))
+        labels, distances = self.index.knn_query(query, k=k)
+        return [(int(pk), float(1.0 - d)) for pk, d in zip(labels[0], distances[0], strict=True)]
+
+    def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
+        """(pks present, their vectors)."""
+        present = [pk for pk in pks if pk in self._pk_set]
+        if not present:
+            return [], np.zeros((0, self.dim), dtype=np.float32)
+        return present, self.index.get_items(np.asarray(present, dtype=np.int64),
+                                             return_type="numpy").astype(np.float32)
+
+    @property
+    def _pk_set(self) -> set[int]:
+        if not hasattr(self, "_pk_set_cache"):
+            self._pk_set_cache = set(self.pks.tolist())
+        return self._pk_set_cache
+
+
+def _top(labels: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    k = min(k, len(scores))
+    if k <= 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best], kind="stable")]
+    return [(int(labels[i]), float(scores[i])) for i in best]
+
+
+_cache: dict[Path, tuple[tuple[int, int], VectorIndex]] = {}
+_cache_lock = threading.Lock()
+
+
+def load_index(settings: Settings, model: str) -> VectorIndex | None:
+    """The index of this embedder, loaded once and reloaded when `update_index` changed it."""
+    folder = index_dir(settings, model)
+    meta = folder / "meta.json"
+    try:
+        stat = meta.stat()
+    except FileNotFoundError:
+        return None
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    with _cache_lock:
+        cached = _cache.get(folder)
+        if cached and cached[0] == stamp:
+            return cached[1]
+        index = VectorIndex(folder, threads=settings.threads)
+        _cache[folder] = (stamp, index)
+        return index
+
+
+def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]:
+    """Bring the index in line with the stored embeddings: add new, replace changed, drop gone."""
+    started = time.perf_counter()
+    folder = index_dir(settings, model)
+    folder.mkdir(parents=True, exist_ok=True)
+    current = store.embedding_state(model)
+    old_state: dict[int, str] = {}
+    deleted: set[int] = set()
+    index: hnswlib.Index | None = None
+    meta_path = folder / "meta.json"
+    if meta_path.is_file():
+        meta = json.loads(meta_path.read_text())
+        if meta.get("version") == INDEX_VERSION and meta.get("model") == model:
+            state = np.load(folder / "state.npz")
+            old_state = dict(zip(state["pks"].tolist(), state["hashes"].astype(str).tolist(),
+                                 strict=True))
+            deleted = set(state["deleted"].tolist())
+            index = hnswlib.Index(space="ip", dim=int(meta["dim"]))
+            index.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+    to_add = [pk for pk, h in current.items() if old_state.get(pk) != h]
+    to_drop = [pk for pk in old_state if pk not in current]
+    report = {"model": model, "added": len(to_add), "removed": len(to_drop),
+              "size": len(current), "seconds": 0.0}
+    if not to_add and not to_drop and index is not None:
+        return report
+    if index is None:
+        # A fresh build: every deleted label would only waste space.
+        deleted, old_state = set(), {}
+        to_drop = []
+    for start in range(0, len(to_add), _ADD_BATCH):
+        chunk = to_add[start:start + _ADD_BATCH]
+        pks, vectors = store.embedding_vectors(model, chunk)
+        if not pks:
+            continue
+        if index is None:
+            index = hnswlib.Index(space="ip", dim=vectors.shape[1])
+            index.init_index(max_elements=max(1024, len(to_add)), M=HNSW_M,
+                             ef_construction=HNSW_EF_CONSTRUCTION, random_seed=42)
+        needed = index.get_current_count() + len(pks)
+        if needed > index.get_max_elements():
+            index.resize_index(max(needed, int(index.get_max_elements() * 1.5)))
+        revived = [pk for pk in pks if pk in deleted]
+        for pk in revived:
+            index.unmark_deleted(pk)
+            deleted.discard(pk)
+        index.add_items(vectors, np.asarray(pks, dtype=np.int64), num_threads=max(1, settings.threads))
+    for pk in to_drop:
+        index.mark_deleted(pk)
+        deleted.add(pk)
+    live = {pk: current[pk] for pk in current}
+    if index is None:  # no embeddings at all
+        index = hnswlib.Index(space="ip", dim=384)
+        index.init_index(max_elements=1024, M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION)
+    _save(folder, index, model, live, deleted)
+    report["seconds"] = round(time.perf_counter() - started, 2)
+    return report
+
+
+def _save(folder: Path, index: hnswlib.Index, model: str, live: dict[int, str],
+          deleted: set[int]) -> None:
+    """Write index, state, then meta, each by rename: a reader sees the old or the new, whole."""
+    pks = np.fromiter(live.keys(), dtype=np.int64, count=len(live))
+    hashes = np.asarray(list(live.values()), dtype="S32")
+    index.save_index(str(folder / "hnsw.bin.tmp"))
+    os.replace(folder / "hnsw.bin.tmp", folder / "hnsw.bin")
+    with open(folder / "state.tmp.npz", "wb") as handle:
+        np.savez(handle, pks=pks, hashes=hashes,
+                 deleted=np.fromiter(deleted, dtype=np.int64, count=len(deleted)))
+    os.replace(folder / "state.tmp.npz", folder / "state.npz")
+    meta = {"version": INDEX_VERSION, "model": model, "dim": index.dim,
+            "capacity": index.get_max_elements(), "count": len(pks), "M": HNSW_M,
+            "ef_construction": HNSW_EF_CONSTRUCTION}
+    (folder / "meta.tmp.json").write_text(json.dumps(meta))
+    os.replace(folder / "meta.tmp.json", folder / "meta.json")

@@ -1,0 +1,60 @@
+"""Fusing the keyword and semantic rankings: plain reciprocal rank fusion, and the tuned score fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """Tuned on the SciFact training judgments (see benchmarks/bench_search.py and docs)."""
+
+    method: str = "score"         # "score": normalized score fusion; "rrf": plain RRF (k=60)
+    keyword_weight: float = 0.5   # alpha: share of the normalized bm25 in the final score
+    pool: int = 100               # candidates taken from each side
+    title_weight: float = 2.0     # bm25 field weights: title > abstract > authors
+    abstract_weight: float = 1.0
+    authors_weight: float = 0.5
+
+    @property
+    def bm25_weights(self) -> tuple[float, float, float]:
+        return (self.title_weight, self.abstract_weight, self.authors_weight)
+
+
+DEFAULT_FUSION = FusionParams()
+
+
+def rrf(rankings: Sequence[Sequence[int]], k: float = 60.0,
+        weights: Sequence[float] | None = None) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: sum of w / (k + rank) over the rankings (rank from 1), best first."""
+    scores: dict[int, float] = {}
+    for i, ranking in enumerate(rankings):
+        weight = 1.0 if weights is None else weights[i]
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def score_fusion(keyword: Mapping[int, float], semantic: Mapping[int, float],
+                 keyword_weight: float) -> list[tuple[int, float]]:
+    """alpha * bm25 / max bm25 + (1 - alpha) * min-max normalized cosine, over the union.
+
+    `keyword` holds bm25 (higher is better) of every candidate that matches the keywords (the
+    others score 0); `semantic` holds the cosine of every candidate. Dividing bm25 by its max keeps
+    its zero meaningful ("no keyword matched"), while cosines only matter relative to each other.
+    """
+    items = set(keyword) | set(semantic)
+    if not items:
+        return []
+    top_kw = max((s for s in keyword.values() if s > 0), default=0.0)
+    cosines = [semantic[i] for i in items if i in semantic]
+    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    span = high - low
+    fused = []
+    for item in items:
+        kw = keyword.get(item, 0.0) / top_kw if top_kw > 0 else 0.0
+        sem = ((semantic[item] - low) / span if span > 0 else 1.0) if item in semantic else 0.0
+        fused.append((item, keyword_weight * max(kw, 0.0) + (1.0 - keyword_weight) * sem))
+    fused.sort(key=lambda kv: (-kv[1], kv[0]))
+    return fused

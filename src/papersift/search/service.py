@@ -1,0 +1,306 @@
+"""The search the web layer and the CLI call: keyword, semantic or hybrid, with filters, snippets and paging."""
+
+from __future__ import annotations
+
+import html
+import re
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from papersift.search.ann import VectorIndex, load_index, update_index
+from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
+from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
+from papersift.search.keyword import (
+    STOPWORDS,
+    Filters,
+    ParsedQuery,
+    QueryError,
+    Term,
+    author_expression,
+    fts_expression,
+    parse_query,
+)
+from papersift.settings import Settings
+from papersift.store import Store
+from papersift.store.search import MARK_END, MARK_START
+
+MODES = ("keyword", "semantic", "hybrid")
+MAX_LIMIT = 100
+MAX_OFFSET = 1000
+# Past this many matching documents per query (summed over its words) an OR query's bm25 costs
+# more than the ranking gains: the most common words are dropped from the keyword side.
+POSTINGS_BUDGET = 8000
+SNIPPET_WORDS = 40
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class SearchHit:
+    """One result. `title_html` and `snippet_html` are safe HTML: the paper's text is escaped and
+    the only markup is <mark>…</mark> around matched words. `snippet` is the same text, plain."""
+
+    paper_id: str
+    title: str
+    title_html: str
+    snippet: str
+    snippet_html: str
+    score: float
+    authors: str
+    primary_category: str | None
+    date: str | None
+    keyword_score: float | None = None
+    semantic_score: float | None = None
+
+
+@dataclass
+class SearchResults:
+    """A page of results. `total` counts the results one can page through (the fused candidate
+    pool, at most MAX_OFFSET + limit), not every paper that mentions a word."""
+
+    query: str
+    mode: str
+    hits: list[SearchHit] = field(default_factory=list)
+    total: int = 0
+    offset: int = 0
+    limit: int = 20
+    has_more: bool = False
+    message: str | None = None
+    notes: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Plan:
+    parsed: ParsedQuery
+    filters: Filters
+    match: str | None          # FTS expression that ranks, None if no keyword side
+    highlight: str | None      # FTS expression whose matches are highlighted
+    author_match: str | None
+
+
+def search(
+    store: Store, settings: Settings, query: str, mode: str = "hybrid", limit: int = 20,
+    offset: int = 0, category: str | None = None, since: str | None = None,
+    until: str | None = None, topic: str | None = None, fusion: FusionParams = DEFAULT_FUSION,
+    embedder: Embedder | None = None,
+) -> SearchResults:
+    """Answer a query. Bad input gives results with a `message`; a mode or paging value that
+    makes no sense raises QueryError (a ValueError) with a message meant for the reader."""
+    started = time.perf_counter()
+    if mode not in MODES:
+        raise QueryError(f"unknown search mode {mode!r}; use one of {', '.join(MODES)}")
+    if not isinstance(limit, int) or limit < 1:
+        raise QueryError("limit must be a positive whole number")
+    if not isinstance(offset, int) or offset < 0:
+        raise QueryError("offset must be zero or a positive whole number")
+    limit = min(limit, MAX_LIMIT)
+    results = SearchResults(query=query if isinstance(query, str) else "", mode=mode,
+                            offset=offset, limit=limit)
+    if offset > MAX_OFFSET:
+        results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
+        return _finish(results, started)
+    plan = _plan(store, query, category, since, until, topic)
+    results.notes = list(plan.parsed.notes)
+    pool = max(fusion.pool, offset + limit)
+    try:
+        ranked, kw_scores, sem_scores = _rank(store, settings, plan, mode, pool, fusion, embedder,
+                                              results)
+    except sqlite3.OperationalError as exc:
+        # Our expressions are built to be valid; if FTS5 still objects, say so rather than crash.
+        results.message = f"the keyword query could not be run ({exc}); try simpler words"
+        return _finish(results, started)
+    results.total = len(ranked)
+    page = ranked[offset:offset + limit]
+    results.has_more = offset + limit < len(ranked)
+    rows = store.search_rows([pk for pk, _ in page], plan.highlight)
+    for pk, score in page:
+        row = rows.get(pk)
+        if row is not None:
+            results.hits.append(_hit(row, score, kw_scores.get(pk), sem_scores.get(pk)))
+    if not results.hits and results.message is None:
+        results.message = "no papers match" + (" these filters" if not plan.filters.is_empty() else "")
+    return _finish(results, started)
+
+
+def _finish(results: SearchResults, started: float) -> SearchResults:
+    results.took_ms = round((time.perf_counter() - started) * 1000, 2)
+    return results
+
+
+def _plan(store: Store, query: str, category: str | None, since: str | None,
+          until: str | None, topic: str | None) -> _Plan:
+    parsed = parse_query(query if isinstance(query, str) else "")
+    filters = parsed.filters
+    if category:
+        filters.categories.append(category.strip())
+    filters.since = since or filters.since
+    filters.until = until or filters.until
+    filters.topic = topic or filters.topic
+    author_match = author_expression(filters.authors)
+    terms = parsed.terms
+    match = None
+    highlight = None
+    if terms:
+        highlight = fts_expression(terms, "OR")
+        match = fts_expression(parsed.items, "AND") if parsed.explicit else _pruned_or(store, terms)
+    if author_match:
+        match = f"({match}) AND {author_match}" if match else author_match
+    return _Plan(parsed, filters, match, highlight, author_match)
+
+
+def _pruned_or(store: Store, terms: list[Term]) -> str | None:
+    """OR of the meaningful words; on a large corpus the most common ones are dropped so the
+    bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
+    content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
+    content = list({t.text.lower(): t for t in content}.values())
+    tokens = store.fts_tokens([t.text for t in content])
+    counts = store.fts_doc_counts(sorted({tok for toks in tokens for tok in toks}))
+    costed = sorted(
+        ((max((counts.get(tok, 0) for tok in toks), default=0), t)
+         for t, toks in zip(content, tokens, strict=True) if toks),
+        key=lambda ct: ct[0])
+    if not costed:
+        return None
+    kept, spent = [], 0
+    for cost, term in costed:
+        if kept and spent + cost > POSTINGS_BUDGET:
+            break
+        kept.append(term)
+        spent += cost
+    return fts_expression(kept, "OR")
+
+
+def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
+          fusion: FusionParams, embedder: Embedder | None, results: SearchResults,
+          ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    filters = plan.filters
+    has_filters = not filters.is_empty()
+    semantic_text = plan.parsed.text.strip() if mode != "keyword" else ""
+    if not plan.parsed.terms and not semantic_text:
+        if not has_filters:
+            results.message = "type some words to search for"
+            return [], {}, {}
+        pks = store.recent_pks(filters, pool, plan.author_match)
+        results.notes.append("no search words: the newest papers that pass the filters")
+        return [(pk, 0.0) for pk in pks], {}, {}
+
+    kw_ranked: list[tuple[int, float]] = []
+    if mode in ("keyword", "hybrid") and plan.match:
+        kw_ranked = store.keyword_search(plan.match, fusion.bm25_weights, filters, pool)
+    if mode == "keyword":
+        if not plan.match:
+            results.message = "no words to search for by keyword"
+        return kw_ranked, dict(kw_ranked), {}
+
+    sem_ranked: list[tuple[int, float]] = []
+    index: VectorIndex | None = None
+    query_vector: np.ndarray | None = None
+    try:
+        index, embedder = _semantic_index(store, settings, embedder)
+    except EmbedderError as exc:
+        results.notes.append(f"semantic search is unavailable: {exc}")
+    if index is None or index.count == 0:
+        if mode == "semantic":
+            results.message = "semantic search needs embeddings: run `papersift embed`"
+            return [], {}, {}
+        results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
+        return kw_ranked, dict(kw_ranked), {}
+    if semantic_text:
+        query_vector = embedder.embed([semantic_text])[0]
+        allowed = store.filtered_pks(filters, plan.author_match) if (
+            has_filters or plan.author_match) else None
+        sem_ranked = index.search(query_vector, pool, allowed)
+    if mode == "semantic":
+        return sem_ranked, {}, dict(sem_ranked)
+
+    kw_scores = dict(kw_ranked)
+    sem_scores = dict(sem_ranked)
+    if fusion.method == "rrf":
+        return plain_rrf(kw_ranked, sem_ranked), kw_scores, sem_scores
+    candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
+    # Score every candidate on both sides, so one side's silence is a measured 0, not a gap.
+    missing_kw = [pk for pk in candidates if pk not in kw_scores]
+    if plan.match and missing_kw:
+        kw_scores.update(store.keyword_scores(plan.match, fusion.bm25_weights, missing_kw))
+    missing_sem = [pk for pk in candidates if pk not in sem_scores]
+    if query_vector is not None and missing_sem:
+        present, vectors = index.vectors(missing_sem)
+        sem_scores.update(zip(present, (vectors @ query_vector).tolist(), strict=True))
+    fused = score_fusion(kw_scores, sem_scores, fusion.keyword_weight)
+    return fused, kw_scores, sem_scores
+
+
+def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],
+              k: float = 60.0) -> list[tuple[int, float]]:
+    return rrf([[pk for pk, _ in kw_ranked], [pk for pk, _ in sem_ranked]], k=k)
+
+
+def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
+                    ) -> tuple[VectorIndex | None, Embedder]:
+    embedder = embedder or default_embedder(settings)
+    index = load_index(settings, embedder.model_id)
+    if index is None and store.count_embeddings(embedder.model_id):
+        update_index(store, settings, embedder.model_id)
+        index = load_index(settings, embedder.model_id)
+    return index, embedder
+
+
+def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None) -> SearchHit:
+    title_marked = row["title_marked"]
+    snippet_marked = row["snippet_marked"]
+    raw_has_marks = any(ch in (row["title"] or "") + (row["abstract"] or "")
+                        for ch in (MARK_START, MARK_END))
+    if raw_has_marks or not title_marked:
+        title_marked = None
+    if raw_has_marks or not snippet_marked or MARK_START not in snippet_marked:
+        snippet_marked = _lead(row["abstract"] or "")
+    return SearchHit(
+        paper_id=row["id"], title=_SPACE.sub(" ", row["title"]).strip(),
+        title_html=_marked_html(title_marked) if title_marked else html.escape(
+            _SPACE.sub(" ", row["title"]).strip()),
+        snippet=_SPACE.sub(" ", snippet_marked.replace(MARK_START, "").replace(MARK_END, "")).strip(),
+        snippet_html=_marked_html(snippet_marked),
+        score=round(float(score), 6), authors=row["authors"], primary_category=row["primary_category"],
+        date=row["date"], keyword_score=None if kw is None else round(float(kw), 4),
+        semantic_score=None if sem is None else round(float(sem), 4),
+    )
+
+
+def _lead(text: str) -> str:
+    words = _SPACE.sub(" ", text).strip().split(" ")
+    return " ".join(words[:SNIPPET_WORDS]) + ("…" if len(words) > SNIPPET_WORDS else "")
+
+
+def _marked_html(marked: str) -> str:
+    """Escape everything, then turn only our private markers into <mark> tags."""
+    escaped = html.escape(_SPACE.sub(" ", marked).strip())
+    return escaped.replace(MARK_START, "<mark>").replace(MARK_END, "</mark>")
+
+
+def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int = 10,
+                   embedder: Embedder | None = None) -> list[SearchHit]:
+    """Papers nearest in meaning to this one (not itself, not duplicates); [] if it is unknown."""
+    pk = store.pk_of(paper_id)
+    if pk is None or limit < 1:
+        return []
+    index, embedder = _semantic_index(store, settings, embedder)
+    vector = store.get_embedding(paper_id, embedder.model_id)
+    if vector is None:
+        paper = store.get_paper(paper_id)
+        if paper is None:
+            return []
+        vector = embedder.embed([embedding_text(paper["title"], paper["abstract"])])[0]
+    if index is None:
+        return []
+    near = [(p, s) for p, s in index.search(vector, min(limit, MAX_LIMIT) + 1) if p != pk][:limit]
+    rows = store.search_rows([p for p, _ in near])
+    return [_hit(rows[p], s, None, s) for p, s in near if p in rows]
+
+

@@ -1,0 +1,213 @@
+"""The faithfulness gate every summary passes: numbers and names from the source, third person, lengths."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from papersift.summarize.text import clean_latex, split_sentences
+
+TLDR_MAX_WORDS = 30
+TLDR_MIN_WORDS = 4
+BLURB_MAX_WORDS = 90
+BLURB_MIN_WORDS = 40
+BLURB_MAX_SENTENCES = 3
+
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉", "01234567890123456789")
+_RE_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+_RE_SCRIPT_DIGITS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]+")
+_SPELLED = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100",
+    "thousand": "1000", "million": "1000000", "billion": "1000000000", "half": "50",
+    "single": "1", "twice": "2", "double": "2", "triple": "3", "dozen": "12", "first": "1",
+    "second": "2", "third": "3", "fourth": "4", "fifth": "5", "once": "1", "percent": "100",
+}
+_RE_PIECE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][A-Za-z0-9\u00C0-\u024F'’.+]*")
+_RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
+# Generic abbreviations a reporter may use without the abstract spelling them out.
+_GENERIC_NAMES = frozenset(
+    "ai ml nlp llm llms gpu gpus cpu cpus api apis 2d 3d 4d us uk eu phd tl;dr dr tldr".split())
+# "WE-FPN", "Instruct Me More", "US", "mine information" are names and verbs, not the authors.
+_RE_FIRST_PERSON = re.compile(
+    r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z])|"
+    r"(?:^|(?<=[.!?] ))(?:Us|Me)\b")
+_RE_I = re.compile(
+    r"(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
+    r"(?<!Category )(?<!Case )(?<!Step )(?<!Study )(?<!Table )(?<!Chapter )(?<!Figure )"
+    r"(?<!Appendix )(?<!Experiment )(?<!Model )(?<!Task )(?<!Setting )(?<!Problem )"
+    r"(?:^|(?<=\s))I(?=\s+(?:[a-z]|am\b|have\b))"
+)
+_RE_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|‘[^’]*’")
+_RE_LATEX = re.compile(r"\\[A-Za-z]+|\$[^$\s][^$]*\$|\\[\[\(]")
+_HYPE = frozenset(
+    "groundbreaking ground-breaking revolutionary revolutionize revolutionizes revolutionise "
+    "breakthrough breakthroughs unprecedented remarkable remarkably stunning astonishing "
+    "game-changing game-changer paradigm-shifting incredible incredibly amazing amazingly "
+    "spectacular extraordinary dramatic dramatically transformative landmark unparalleled "
+    "unmatched cutting-edge best-ever world-class historic miraculous staggering "
+    "mind-blowing first-ever superb outstanding phenomenal".split())
+_RE_WORD = re.compile(r"[A-Za-z][A-Za-z\-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class GateSource:
+    """What a summary may draw on: the cleaned title and abstract, and the author naming."""
+
+    text: str
+    numbers: frozenset[str]
+    names: frozenset[str]
+    words: frozenset[str]
+    abstract_words: int
+    abstract_sentences: int
+    naming: str
+
+
+def _canonical_number(integer: str, decimal: str | None) -> str:
+    integer = integer.replace(",", "").lstrip("0") or "0"
+    decimal = (decimal or "").rstrip("0")
+    return f"{integer}.{decimal}" if decimal else integer
+
+
+def numbers_in(text: str) -> set[str]:
+    """Canonical numbers of a text: '1,000' and '1000' -> '1000'; '45.70' -> '45.7'; '10⁵' -> 10, 5."""
+    text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ", text)
+    return {_canonical_number(m.group(1), m.group(2)) for m in _RE_NUMBER.finditer(text)}
+
+
+def _pieces(text: str) -> list[str]:
+    """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
+    found = []
+    for word in _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " ")):
+        word = word.strip(".'’+")
+        if word:
+            found.append(word)
+    return found
+
+
+def name_like(piece: str) -> bool:
+    """A method, dataset or model name: internal capitals, capitals with digits, acronyms."""
+    return bool(_RE_NAME_LIKE.search(piece))
+
+
+def build_source(paper: dict[str, Any], naming: str = "") -> GateSource:
+    title = clean_latex(paper.get("title") or "")
+    abstract = clean_latex(paper.get("abstract") or "")
+    text = f"{title}\n{abstract}"
+    names = {p.lower() for p in _pieces(text)}
+    for author in paper.get("authors") or []:
+        names.update(p.lower() for p in _pieces(clean_latex(author)))
+    names.update(p.lower() for p in _pieces(naming))
+    numbers = numbers_in(text)
+    lowered_words = {w.lower() for w in _RE_WORD.findall(text)}
+    numbers.update(value for word, value in _SPELLED.items() if word in lowered_words)
+    return GateSource(
+        text=text, numbers=frozenset(numbers), names=frozenset(names),
+        words=frozenset(lowered_words), abstract_words=len(abstract.split()),
+        abstract_sentences=len(split_sentences(abstract)), naming=naming,
+    )
+
+
+def _known_name(piece: str, names: frozenset[str]) -> bool:
+    lowered = piece.lower()
+    if lowered in names or lowered in _GENERIC_NAMES:
+        return True
+    if lowered.endswith("s") and lowered[:-1] in names:
+        return True
+    return lowered + "s" in names
+
+
+def first_person(text: str) -> list[str]:
+    """First-person words outside quotations."""
+    unquoted = _RE_QUOTED.sub(" ", text)
+    found = [m.group(0) for m in _RE_FIRST_PERSON.finditer(unquoted)]
+    if "I" in unquoted:
+        found += [m.group(0) for m in _RE_I.finditer(unquoted)]
+    return found
+
+
+def _check_text(label: str, text: str, source: GateSource) -> list[str]:
+    reasons = []
+    invented = sorted(numbers_in(text) - source.numbers, key=lambda n: (len(n), n))
+    if invented:
+        reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
+    foreign = [p for p in dict.fromkeys(_pieces(text))
+               if name_like(p) and not _known_name(p, source.names)]
+    if foreign:
+        reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
+    persons = first_person(text)
+    if persons:
+        reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
+    hype = sorted({w.lower() for w in _RE_WORD.findall(text)} & _HYPE - source.words)
+    if hype:
+        reasons.append(f"{label}: hype word not in the abstract: {', '.join(hype)}")
+    if _RE_LATEX.search(text):
+        reasons.append(f"{label}: LaTeX left in the text")
+    return reasons
+
+
+def blurb_min_words(source: GateSource) -> int:
+    """40 words, or fewer for an abstract too short to say 40 words about."""
+    return min(BLURB_MIN_WORDS, max(10, int(source.abstract_words * 0.6)))
+
+
+def check_tldr(tldr: str, source: GateSource) -> list[str]:
+    """Reasons a TL;DR fails: faithfulness, person, one sentence of 4-30 words."""
+    tldr = (tldr or "").strip()
+    if not tldr:
+        return ["tldr: empty"]
+    reasons = _check_text("tldr", tldr, source)
+    n_words = len(tldr.split())
+    if n_words > TLDR_MAX_WORDS or n_words < TLDR_MIN_WORDS:
+        reasons.append(f"tldr: {n_words} words (allowed {TLDR_MIN_WORDS}-{TLDR_MAX_WORDS})")
+    n_sentences = len(split_sentences(tldr))
+    if n_sentences != 1:
+        reasons.append(f"tldr: {n_sentences} sentences (allowed 1)")
+    return reasons
+
+
+def check_blurb(blurb: str, source: GateSource) -> list[str]:
+    """Reasons a blurb fails: faithfulness, person, 2-3 sentences of 40-90 words, opens with authors."""
+    blurb = (blurb or "").strip()
+    if not blurb:
+        return ["blurb: empty"]
+    reasons = _check_text("blurb", blurb, source)
+    n_words = len(blurb.split())
+    low = blurb_min_words(source)
+    if n_words > BLURB_MAX_WORDS or n_words < low:
+        reasons.append(f"blurb: {n_words} words (allowed {low}-{BLURB_MAX_WORDS})")
+    n_sentences = len(split_sentences(blurb))
+    min_sentences = min(2, max(1, source.abstract_sentences))
+    if not min_sentences <= n_sentences <= BLURB_MAX_SENTENCES:
+        reasons.append(f"blurb: {n_sentences} sentences (allowed {min_sentences}-"
+                       f"{BLURB_MAX_SENTENCES})")
+    if source.naming and not (blurb.startswith(source.naming) or blurb.startswith("The authors")):
+        reasons.append(f"blurb: does not open with the authors ({source.naming!r})")
+    return reasons
+
+
+def check(
+    tldr: str, blurb: str, paper: dict[str, Any] | None = None, *,
+    source: GateSource | None = None, naming: str | None = None,
+) -> list[str]:
+    """Reasons this TL;DR and blurb fail the gate for this paper; empty when they pass.
+
+    Give `paper` (title, abstract, authors) or a prebuilt `source`. `naming` is how the blurb
+    must open (default: the authors named as the built-in writer names them).
+    """
+    if source is None:
+        if paper is None:
+            raise ValueError("check() needs a paper or a source")
+        source = source_for(paper, naming)
+    return check_tldr(tldr, source) + check_blurb(blurb, source)
+
+
+def source_for(paper: dict[str, Any], naming: str | None = None) -> GateSource:
+    """The gate's view of a paper; the naming defaults to the built-in writer's."""
+    if naming is None:
+        from papersift.summarize.builtin import author_naming
+
+        naming = author_naming(paper.get("authors") or [])[0]
+    return build_source(paper, naming)

@@ -1,0 +1,113 @@
+"""Fine topics from embeddings: spherical k-means (warm-started from the previous build's
+centroids) with an "other" rule for papers that fit no topic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+
+@dataclass
+class Clustering:
+    """labels[i] is the cluster of paper i, or -1 for "other"; centroids are unit vectors."""
+
+    labels: np.ndarray
+    similarity: np.ndarray  # cosine of each paper to the centroid of its cluster (or nearest)
+    centroids: np.ndarray
+    iterations: int = 0
+
+
+def choose_k(n_papers: int, papers_per_topic: int, min_k: int = 2, max_k: int = 400) -> int:
+    """Number of fine topics for a corpus: about papers_per_topic papers each."""
+    return int(min(max_k, max(min_k, round(n_papers / max(1, papers_per_topic)))))
+
+
+def normalize(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def nearest(vectors: np.ndarray, centroids: np.ndarray, batch: int = 8192
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """(index, cosine) of the nearest centroid for each (unit) vector."""
+    index = np.empty(len(vectors), dtype=np.int64)
+    cosine = np.empty(len(vectors), dtype=np.float32)
+    for start in range(0, len(vectors), batch):
+        sims = vectors[start:start + batch] @ centroids.T
+        best = sims.argmax(axis=1)
+        index[start:start + batch] = best
+        cosine[start:start + batch] = sims[np.arange(len(best)), best]
+    return index, cosine
+
+
+def _initial_centroids(vectors: np.ndarray, k: int, previous: np.ndarray | None,
+                       seed: int) -> np.ndarray | str:
+    """Previous centroids first (so topics stay where they were), then new ones where the
+    previous centroids serve papers worst."""
+    if previous is None or len(previous) == 0:
+        return "k-means++"
+    previous = normalize(previous)[:k]
+    extra = k - len(previous)
+    if extra <= 0:
+        return previous
+    _, cosine = nearest(vectors, previous)
+    worst = np.argsort(cosine, kind="stable")[: max(extra * 20, extra)]
+    if len(worst) <= extra:
+        return np.vstack([previous, vectors[worst]])
+    seeds = KMeans(n_clusters=extra, n_init=1, random_state=seed, max_iter=50).fit(vectors[worst])
+    return np.vstack([previous, normalize(seeds.cluster_centers_)])
+
+
+def cluster(
+    vectors: np.ndarray,
+    k: int,
+    other_similarity: float,
+    min_size: int,
+    previous: np.ndarray | None = None,
+    seed: int = 0,
+    max_iter: int = 100,
+) -> Clustering:
+    """Cluster unit vectors into at most k topics.
+
+    A paper whose cosine to its nearest centroid is below other_similarity fits no topic
+    and goes to "other" (label -1); clusters smaller than min_size are dissolved and their
+    papers reassigned to the nearest remaining topic (or "other").
+    """
+    n = len(vectors)
+    if n == 0:
+        return Clustering(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32),
+                          np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0),
+                                   dtype=np.float32))
+    k = max(1, min(k, n))
+    init = _initial_centroids(vectors, k, previous, seed)
+    kmeans = KMeans(n_clusters=k, init=init, n_init=1, random_state=seed, max_iter=max_iter,
+                    tol=1e-4, algorithm="lloyd")
+    kmeans.fit(vectors)
+    centroids = normalize(kmeans.cluster_centers_)
+    # Dissolve small clusters until every remaining one is large enough.
+    while True:
+        index, cosine = nearest(vectors, centroids)
+        fits = cosine >= other_similarity
+        sizes = np.bincount(index[fits], minlength=len(centroids))
+        small = sizes < min_size
+        if not small.any() or small.all():
+            break
+        centroids = centroids[~small]
+    # Centroids of the final members, so a centroid describes the papers it holds.
+    labels = np.where(fits, index, -1)
+    centroids = _member_centroids(vectors, labels, centroids)
+    index, cosine = nearest(vectors, centroids)
+    labels = np.where(cosine >= other_similarity, index, -1)
+    return Clustering(labels=labels, similarity=cosine, centroids=centroids,
+                      iterations=int(kmeans.n_iter_))
+
+
+def _member_centroids(vectors: np.ndarray, labels: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    sums = np.zeros_like(fallback, dtype=np.float64)
+    members = labels >= 0
+    np.add.at(sums, labels[members], vectors[members])
+    empty = np.linalg.norm(sums, axis=1) == 0
+    sums[empty] = fallback[empty]
+    return normalize(sums)

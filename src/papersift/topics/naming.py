@@ -1,0 +1,179 @@
+"""Optional LLM naming of topics through an OpenAI-compatible chat endpoint: a short human
+label from the key phrases and a few titles, validated and cached; key phrases as fallback."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from papersift.settings import Settings
+
+PROMPT_VERSION = "topic-name-1"
+_TITLES = 5
+MAX_CHARS = 60
+MAX_WORDS = 8
+# Names that would fit half the site: they name no topic.
+GENERIC_NAMES = frozenset(
+    name.lower() for name in (
+        "machine learning", "deep learning", "artificial intelligence", "ai", "research",
+        "computer science", "miscellaneous", "other", "others", "general", "topic", "topics",
+        "various topics", "ai research", "machine learning research", "neural networks",
+        "data science", "computer vision and machine learning", "misc", "unknown", "none",
+        "n/a", "papers", "science",
+    )
+)
+_PREFIX = re.compile(r"^(?:topic|label|name|title)\s*[:\-]\s*", re.IGNORECASE)
+
+SYSTEM_PROMPT = (
+    "You name research topics for a news site read by researchers. Answer with the name only: "
+    "2 to 6 words, the words researchers in the field use, no quotes, no trailing full stop, "
+    "no explanation."
+)
+
+
+class NamingError(RuntimeError):
+    """The LLM endpoint failed for good (after retries)."""
+
+
+def validate_name(text: str) -> tuple[str | None, str]:
+    """(cleaned name, "") when acceptable, else (None, why not)."""
+    name = _PREFIX.sub("", text.strip()).strip()
+    name = name.rstrip(".").strip()
+    if not name:
+        return None, "empty"
+    if "\n" in name or "\r" in name:
+        return None, "several lines"
+    if any(q in name for q in "\"'`“”‘’«»"):
+        return None, "quotes"
+    if len(name) > MAX_CHARS or len(name.split()) > MAX_WORDS:
+        return None, "too long"
+    if len(name) < 3:
+        return None, "too short"
+    if name.lower() in GENERIC_NAMES:
+        return None, "generic"
+    if not any(ch.isalpha() for ch in name):
+        return None, "no words"
+    return name, ""
+
+
+def naming_input(model: str, phrases: list[str], titles: list[str]) -> str:
+    """Hash of everything the LLM is shown: equal hashes reuse the cached answer."""
+    payload = json.dumps([model, PROMPT_VERSION, phrases, titles], ensure_ascii=False)
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def user_prompt(phrases: list[str], titles: list[str]) -> str:
+    listed = "\n".join(f"- {t}" for t in titles)
+    return (f"Key phrases of the topic: {', '.join(phrases)}\n"
+            f"Typical paper titles:\n{listed}\n"
+            "Name this topic in 2 to 6 words.")
+
+
+def _chat(client: httpx.Client, settings: Settings, messages: list[dict[str, str]]) -> str:
+    """One chat completion with retries on 429, 5xx, timeouts and broken answers."""
+    url = settings.llm_url.rstrip("/") + "/chat/completions"
+    headers = {"Authorization": f"Bearer {settings.llm_api_key}"} if settings.llm_api_key else {}
+    body = {"model": settings.llm_model, "messages": messages, "temperature": 0,
+            "max_tokens": 32}
+    attempts = max(1, int(settings.http_retries) + 1)
+    last = "no attempt"
+    for attempt in range(attempts):
+        try:
+            response = client.post(url, json=body, headers=headers)
+            if response.status_code == 429 or response.status_code >= 500:
+                last = f"HTTP {response.status_code}"
+                wait = _retry_after(response, attempt)
+            elif response.status_code >= 400:
+                raise NamingError(f"HTTP {response.status_code}: {response.text[:200]}")
+            else:
+                return str(response.json()["choices"][0]["message"]["content"] or "")
+        except (httpx.TransportError, ValueError, KeyError, IndexError, TypeError) as exc:
+            last = f"{type(exc).__name__}: {exc}"
+            wait = min(8.0, 0.5 * 2 ** attempt)
+        if attempt + 1 < attempts:
+            time.sleep(wait)
+    raise NamingError(f"LLM endpoint failed after {attempts} attempts: {last}")
+
+
+def _retry_after(response: httpx.Response, attempt: int) -> float:
+    try:
+        return min(30.0, float(response.headers.get("Retry-After", "")))
+    except ValueError:
+        return min(8.0, 0.5 * 2 ** attempt)
+
+
+def name_topic(client: httpx.Client, settings: Settings, phrases: list[str],
+               titles: list[str]) -> tuple[str | None, str]:
+    """(validated name or None, note) for one topic."""
+    content = _chat(client, settings, [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": user_prompt(phrases, titles)},
+    ])
+    name, why = validate_name(content)
+    if name is None:
+        # One retry with the reason: models often add quotes or an explanation.
+        content = _chat(client, settings, [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": user_prompt(phrases, titles)},
+            {"role": "assistant", "content": content},
+            {"role": "user", "content": f"That answer was rejected ({why}). "
+                                        "Answer with the name only."},
+        ])
+        name, why = validate_name(content)
+    return name, "" if name else f"rejected: {why}"
+
+
+def name_topics(store: Any, settings: Settings, client: httpx.Client | None = None
+                ) -> dict[str, Any]:
+    """Give every active topic an LLM name (cached by input hash); topics whose name fails
+    validation or whose request fails keep their key-phrase label."""
+    if not settings.llm_url:
+        return {"named": 0, "skipped": "llm_url is not set"}
+    model = settings.llm_model or "default"
+    topics = store.list_topics(include_other=False)
+    jobs = []
+    for topic in topics:
+        titles = store.topic_sample_titles(topic["id"], _TITLES)
+        jobs.append((topic, titles, naming_input(model, topic["key_phrases"], titles)))
+    results: dict[int, str | None] = {}
+    counts = {"named": 0, "cached": 0, "rejected": 0, "failed": 0}
+    todo = []
+    for topic, titles, key in jobs:
+        found, label = store.cached_topic_label(key)
+        if found:
+            results[topic["id"]] = label
+            counts["cached"] += 1
+        else:
+            todo.append((topic, titles, key))
+    own_client = client is None
+    client = client or httpx.Client(timeout=float(settings.llm_timeout))
+    errors: list[str] = []
+    try:
+        def work(job: tuple[dict[str, Any], list[str], str]) -> tuple[int, str, str | None, str]:
+            topic, titles, key = job
+            try:
+                name, note = name_topic(client, settings, topic["key_phrases"], titles)
+            except NamingError as exc:
+                return topic["id"], key, None, f"failed: {exc}"
+            return topic["id"], key, name, note
+
+        with ThreadPoolExecutor(max_workers=max(1, int(settings.llm_concurrency))) as pool:
+            for topic_id, key, name, note in pool.map(work, todo):
+                results[topic_id] = name
+                if note.startswith("failed"):
+                    counts["failed"] += 1
+                    errors.append(note)
+                    continue  # an outage is not an answer: ask again next time
+                store.put_topic_label(key, name, model, note or None)
+                counts["named" if name else "rejected"] += 1
+    finally:
+        if own_client:
+            client.close()
+    store.set_topic_llm_labels([(tid, label) for tid, label in results.items()])
+    return counts | {"errors": errors[:5]}

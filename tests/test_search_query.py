@@ -1,0 +1,167 @@
+"""Query parsing and repair, and keyword search on a real FTS5 index (no model needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from papersift.search import QueryError, search
+from papersift.search.keyword import fts_expression, parse_query
+from papersift.settings import Settings
+from papersift.store import Store
+from tests.test_search_embed import paper
+
+
+@pytest.fixture
+def corpus(store: Store) -> Store:
+    store.upsert_papers([
+        paper("2501.00001", "Advantage collapse in GRPO training",
+              "We show that group relative policy optimization suffers advantage collapse "
+              "when rewards are sparse.", ["Grace Hopper", "Alan Turing"], ["cs.LG", "cs.AI"],
+              "2025-03-10"),
+        paper("2501.00002", "Transformers for protein folding",
+              "A transformer model predicts protein structures from sequences.",
+              ["Rosalind Franklin"], ["q-bio.BM", "cs.LG"], "2025-07-02"),
+        paper("2501.00003", "Learning agents from written critiques",
+              "Agents trained on natural language feedback instead of scalar rewards. "
+              "<script>alert(1)</script> & more.", ["Alan Turing"], ["cs.CL"], "2026-01-15"),
+        paper("2501.00004", "大规模语言模型的推理", "我们研究大规模语言模型的推理能力。",
+              ["Li Wei"], ["cs.CL"], "2026-02-01"),
+    ])
+    return store
+
+
+def keyword(store: Store, settings: Settings, query: str, **kw: object):  # noqa: ANN201
+    return search(store, settings, query, mode="keyword", **kw)
+
+
+def ids(results) -> list[str]:  # noqa: ANN001
+    return [hit.paper_id for hit in results.hits]
+
+
+@pytest.mark.parametrize("raw, expression, note", [
+    ('"unbalanced quote', '"unbalanced" OR "quote"', "unbalanced quote"),
+    ("AND", "", "operator"),
+    ("grpo AND", '"grpo"', "operator"),
+    ("OR OR grpo", '"grpo"', "operator"),
+    ("NOT grpo", '"grpo"', "operator"),
+    ("(grpo training", '"grpo" OR "training"', "parentheses"),
+    ("title:grpo abstract:x", '"title" OR "grpo" OR "abstract" OR "x"', None),
+    ("NEAR(a b) ^c", '"NEAR" OR "a" OR "b" OR "c"', "parentheses"),
+])
+def test_repairs_what_fts5_would_reject(raw: str, expression: str, note: str | None) -> None:
+    parsed = parse_query(raw)
+    assert fts_expression(parsed.items, "OR") == expression
+    if note:
+        assert any(note in n for n in parsed.notes), parsed.notes
+    else:
+        assert not parsed.notes
+
+
+def test_filters_are_parsed_out_of_the_query() -> None:
+    parsed = parse_query('au:"Alan Turing" cat:cs.CL year:2025..2026 critiques topic:agents')
+    assert parsed.filters.authors == ["Alan Turing"]
+    assert parsed.filters.categories == ["cs.CL"]
+    assert (parsed.filters.since, parsed.filters.until) == ("2025", "2026")
+    assert parsed.filters.topic == "agents"
+    assert parsed.text == "critiques"
+    assert "ignored year:20x" in " ".join(parse_query("year:20x grpo").notes)
+
+
+def test_field_weights_rank_title_matches_first(corpus: Store, settings: Settings) -> None:
+    # "rewards" is in two abstracts; "advantage" is in 00001's title and abstract.
+    assert ids(keyword(corpus, settings, "advantage rewards"))[0] == "2501.00001"
+    assert ids(keyword(corpus, settings, "transformer"))[0] == "2501.00002"
+
+
+def test_phrases_prefixes_and_operators(corpus: Store, settings: Settings) -> None:
+    assert ids(keyword(corpus, settings, '"advantage collapse"')) == ["2501.00001"]
+    assert ids(keyword(corpus, settings, '"collapse advantage"')) == []
+    assert ids(keyword(corpus, settings, "critiq*")) == ["2501.00003"]
+    assert ids(keyword(corpus, settings, "rewards NOT sparse")) == ["2501.00003"]
+    assert set(ids(keyword(corpus, settings, "protein OR critiques"))) == {"2501.00002", "2501.00003"}
+
+
+def test_author_category_and_date_filters(corpus: Store, settings: Settings) -> None:
+    assert set(ids(keyword(corpus, settings, "au:turing rewards"))) == {"2501.00001", "2501.00003"}
+    assert ids(keyword(corpus, settings, 'au:"Grace Hopper"')) == ["2501.00001"]
+    assert ids(keyword(corpus, settings, "rewards cat:cs.CL")) == ["2501.00003"]
+    assert ids(keyword(corpus, settings, "rewards", category="cs.AI")) == ["2501.00001"]
+    assert set(ids(keyword(corpus, settings, "cat:cs"))) == {"2501.00001", "2501.00002",
+                                                             "2501.00003", "2501.00004"}
+    assert ids(keyword(corpus, settings, "rewards year:2026")) == ["2501.00003"]
+    assert ids(keyword(corpus, settings, "rewards date:2025-03")) == ["2501.00001"]
+    assert ids(keyword(corpus, settings, "rewards", since="2025-04-01", until="2026-01")) == [
+        "2501.00003"]
+    only_filters = keyword(corpus, settings, "au:turing")
+    assert ids(only_filters) == ["2501.00003", "2501.00001"]  # newest first
+
+
+def test_topic_filter(corpus: Store, settings: Settings) -> None:
+    with corpus.conn:
+        corpus.conn.execute("INSERT INTO topics(id, slug, label) VALUES (1, 'rl-agents', 'agents')")
+        corpus.conn.execute("INSERT INTO paper_topics(paper_id, topic_id, assigned_by)"
+                            " VALUES ('2501.00003', 1, 'build')")
+    assert ids(keyword(corpus, settings, "rewards", topic="rl-agents")) == ["2501.00003"]
+    assert ids(keyword(corpus, settings, "rewards topic:rl-agents")) == ["2501.00003"]
+    assert ids(keyword(corpus, settings, "rewards", topic="no-such-topic")) == []
+
+
+def test_snippets_escape_the_papers_text_and_mark_matches(corpus: Store, settings: Settings) -> None:
+    hit = keyword(corpus, settings, "critiques script").hits[0]
+    assert hit.paper_id == "2501.00003"
+    assert "<mark>critiques</mark>" in hit.title_html
+    assert "<script>" not in hit.snippet_html and "&lt;" in hit.snippet_html
+    assert "<mark>script</mark>" in hit.snippet_html
+    assert hit.snippet_html.replace("<mark>", "").replace("</mark>", "").count("<") == 0
+    assert "<script>" in hit.snippet  # the plain variant is the text itself
+
+
+def test_paging(corpus: Store, settings: Settings) -> None:
+    first = keyword(corpus, settings, "rewards OR protein OR critiques", limit=2)
+    second = keyword(corpus, settings, "rewards OR protein OR critiques", limit=2, offset=2)
+    assert first.total == 3 and first.has_more and not second.has_more
+    assert len(set(ids(first)) | set(ids(second))) == 3
+    with pytest.raises(QueryError):
+        keyword(corpus, settings, "rewards", limit=0)
+    with pytest.raises(QueryError):
+        keyword(corpus, settings, "rewards", offset=-1)
+    with pytest.raises(QueryError, match="mode"):
+        search(corpus, settings, "rewards", mode="fuzzy")
+
+
+# --- bad input: each gets results or a clear message, never an exception from sqlite
+
+def test_empty_query(corpus: Store, settings: Settings) -> None:
+    for raw in ("", "   ", "\n\t"):
+        results = keyword(corpus, settings, raw)
+        assert results.hits == [] and results.message == "type some words to search for"
+
+
+def test_very_long_query(corpus: Store, settings: Settings) -> None:
+    results = keyword(corpus, settings, ("advantage collapse " * 600)[:10_000])
+    assert ids(results)[:1] == ["2501.00001"]
+    assert any("first" in note for note in results.notes)
+
+
+def test_control_characters(corpus: Store, settings: Settings) -> None:
+    results = keyword(corpus, settings, "advan\x00tage\x07 \x1bcollapse\u200b")
+    assert "2501.00001" in ids(results)
+
+
+@pytest.mark.parametrize("raw", [
+    "'; DROP TABLE papers; --", "1 OR 1=1", 'a" OR "b', "title:", "*", "NEAR(", "^", ":",
+    "collapse)", "{title abstract}: x", '""', "AND OR NOT", "-grpo", "grpo*", "x*y",
+])
+def test_sql_and_fts_syntax(corpus: Store, settings: Settings, raw: str) -> None:
+    results = keyword(corpus, settings, raw)
+    assert results.message is None or "match" in results.message or "words" in results.message
+    assert corpus.count_papers() == 4
+
+
+def test_non_latin_scripts(corpus: Store, settings: Settings) -> None:
+    results = keyword(corpus, settings, "推理能力")
+    # unicode61 keeps a run of CJK characters as one token: whole runs match, parts do not.
+    assert results.message == "no papers match"
+    assert ids(keyword(corpus, settings, "我们研究大规模语言模型的推理能力")) == ["2501.00004"]
+    assert ids(keyword(corpus, settings, "Привет мир")) == []
+    assert ids(keyword(corpus, settings, "cat:cs.CL 🙂")) == ["2501.00004", "2501.00003"]

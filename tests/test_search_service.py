@@ -1,0 +1,176 @@
+"""Semantic and hybrid search, the nearest-neighbour index, similar papers, the CLI and the eval command."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from papersift.cli.app import app
+from papersift.search import embed_papers, search, similar_papers
+from papersift.search.ann import VectorIndex, index_dir, load_index, update_index
+from papersift.search.embed import LocalEmbedder
+from papersift.settings import Settings
+from papersift.store import Store
+from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
+
+PAPERS = [
+    ("2503.00001", "Training language agents from natural language critiques",
+     "Instead of scalar rewards, the agent learns from written feedback that explains its "
+     "mistakes.", ["cs.CL"], "2025-03-20"),
+    ("2503.00002", "Protein structure prediction with transformers",
+     "Amino acid sequences are mapped to three-dimensional folds.", ["q-bio.BM"], "2025-04-02"),
+    ("2503.00003", "Image denoising with diffusion models",
+     "A diffusion prior removes sensor noise from photographs.", ["cs.CV"], "2025-05-11"),
+    ("2503.00004", "Advantage collapse in GRPO",
+     "Group relative policy optimization loses its learning signal when all samples in a group "
+     "share the same reward.", ["cs.LG"], "2026-01-05"),
+    ("2503.00005", "Speech recognition for low-resource languages",
+     "Self-supervised audio encoders transcribe speech in languages with little labelled data.",
+     ["cs.CL", "eess.AS"], "2026-02-14"),
+]
+
+
+@pytest.fixture
+def corpus(store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> Store:  # noqa: F811
+    store.upsert_papers([paper(pid, t, a, ["Ada Lovelace"], c, d) for pid, t, a, c, d in PAPERS])
+    embed_papers(store, search_settings, embedder=local_embedder)
+    return store
+
+
+def ids(results) -> list[str]:  # noqa: ANN001
+    return [hit.paper_id for hit in results.hits]
+
+
+@pytest.mark.slow
+def test_semantic_search_finds_papers_by_meaning(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    query = "teaching an agent with written criticism rather than numeric scores"
+    results = search(corpus, search_settings, query, mode="semantic", embedder=local_embedder)
+    assert ids(results)[0] == "2503.00001"
+    assert results.hits[0].semantic_score > results.hits[-1].semantic_score
+    # The same query by keywords alone misses nothing it should not, but ranks by words.
+    hybrid = search(corpus, search_settings, query, embedder=local_embedder)
+    assert ids(hybrid)[0] == "2503.00001"
+    assert ids(search(corpus, search_settings, "folding proteins", embedder=local_embedder))[0] == (
+        "2503.00002")
+
+
+@pytest.mark.slow
+def test_filters_apply_to_semantic_and_hybrid(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    for mode in ("semantic", "hybrid"):
+        results = search(corpus, search_settings, "learning from feedback", mode=mode,
+                         category="cs.CL", embedder=local_embedder)
+        assert set(ids(results)) <= {"2503.00001", "2503.00005"} and ids(results)
+        results = search(corpus, search_settings, "learning year:2026", mode=mode,
+                         embedder=local_embedder)
+        assert set(ids(results)) <= {"2503.00004", "2503.00005"} and ids(results)
+
+
+@pytest.mark.slow
+def test_bad_input_in_hybrid_mode(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    def run(raw: str):  # noqa: ANN202
+        return search(corpus, search_settings, raw, embedder=local_embedder)
+
+    assert run("").message == "type some words to search for"
+    assert run("protein " * 2000).hits  # 16,000 characters: cut, still answered
+    assert ids(run("pro\x00tein\x1b fold\u200bing"))[:1] == ["2503.00002"]
+    assert run("'; DROP TABLE papers; --").message in (None, "no papers match")
+    assert run('"unbalanced AND (').notes
+    assert run("Распознавание речи").hits  # semantic side still answers
+    assert run("蛋白质结构预测").hits
+    assert corpus.count_papers() == 5
+
+
+@pytest.mark.slow
+def test_snippets_highlight_semantic_hits_safely(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    results = search(corpus, search_settings, "diffusion <b>noise</b>", embedder=local_embedder)
+    hit = next(h for h in results.hits if h.paper_id == "2503.00003")
+    assert "<mark>diffusion</mark>" in hit.snippet_html.lower() or "<mark>Diffusion</mark>" in hit.title_html
+    stripped = hit.snippet_html.replace("<mark>", "").replace("</mark>", "")
+    assert "<" not in stripped and "<" not in hit.title_html.replace("<mark>", "").replace("</mark>", "")
+
+
+@pytest.mark.slow
+def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    near = similar_papers(corpus, search_settings, "2503.00004", limit=3, embedder=local_embedder)
+    assert len(near) == 3 and "2503.00004" not in [h.paper_id for h in near]
+    assert similar_papers(corpus, search_settings, "no-such-paper", embedder=local_embedder) == []
+
+    model = local_embedder.model_id
+    index = load_index(search_settings, model)
+    assert isinstance(index, VectorIndex) and index.count == 5
+    # A duplicate disappears from the index; a new paper appears, without a rebuild.
+    with corpus.conn:
+        corpus.conn.execute("UPDATE papers SET duplicate_of = '2503.00001' WHERE id = '2503.00005'")
+    corpus.upsert_papers([paper("2503.00006", "Graph neural networks for molecules",
+                                "Message passing predicts molecular properties.")])
+    report = embed_papers(corpus, search_settings, embedder=local_embedder)
+    assert report["index"]["added"] == 1 and report["index"]["removed"] == 1
+    index = load_index(search_settings, model)
+    assert index.count == 5
+    found = [pk for pk, _ in index.search(local_embedder.embed(["molecules"])[0], 10)]
+    assert corpus.pk_of("2503.00006") in found and corpus.pk_of("2503.00005") not in found
+    assert update_index(corpus, search_settings, model)["added"] == 0
+
+
+def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store: Store) -> None:
+    """Above EXACT_MAX the graph answers; below, a dot product. Both must find the same neighbours."""
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.upsert_papers([paper(f"2504.{i:05d}", f"t{i}", f"a{i}") for i in range(300)])
+    store.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i]) for i in range(300)])
+    update_index(store, settings, "test:model")
+    index = VectorIndex(index_dir(settings, "test:model"))
+    exact = index.search(vectors[7], 10)
+    index._dense = None  # force the graph
+    graph = index.search(vectors[7], 10)
+    assert [pk for pk, _ in exact][:5] == [pk for pk, _ in graph][:5]
+    assert exact[0][0] == store.pk_of("2504.00007") and exact[0][1] == pytest.approx(1.0, abs=1e-5)
+    allowed = {store.pk_of(f"2504.{i:05d}") for i in range(0, 300, 3)}
+    assert all(pk in allowed for pk, _ in index.search(vectors[7], 10, allowed))
+
+
+@pytest.mark.slow
+def test_cli_embed_search_and_eval(tmp_path: Path, search_settings: Settings) -> None:  # noqa: F811
+    runner = CliRunner()
+    data = tmp_path / "papers.jsonl"
+    data.write_text("\n".join(json.dumps({
+        "id": pid, "title": t, "abstract": a, "authors": ["Ada Lovelace"], "categories": c,
+        "announced": d}) for pid, t, a, c, d in PAPERS) + "\n")
+    base = ["--data-dir", str(search_settings.data_path)]
+    assert runner.invoke(app, [*base, "ingest", f"file:{data}"]).exit_code == 0
+    result = runner.invoke(app, [*base, "embed", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["embedded"] == 5
+    result = runner.invoke(app, [*base, "search", "protein folding", "--json", "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    found = json.loads(result.stdout)
+    assert found["hits"][0]["paper_id"] == "2503.00002" and len(found["hits"]) == 2
+    result = runner.invoke(app, [*base, "search", "x", "--mode", "fuzzy"])
+    assert result.exit_code == 2
+
+    corpus = tmp_path / "corpus.jsonl.gz"
+    with gzip.open(corpus, "wt") as handle:
+        for pid, t, a, _, _ in PAPERS:
+            handle.write(json.dumps({"_id": pid, "title": t, "text": a}) + "\n")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(json.dumps({"_id": "q1", "text": "protein folds"}) + "\n"
+                       + json.dumps({"_id": "q2", "text": "speech in rare languages"}) + "\n")
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\t2503.00002\t1\nq2\t2503.00005\t2\n")
+    before = sorted(p.name for p in search_settings.data_path.iterdir())
+    result = runner.invoke(app, [*base, "eval", "search", "--corpus", str(corpus), "--queries",
+                                 str(queries), "--qrels", str(qrels), "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["config"]: row for row in json.loads(result.stdout)}
+    assert set(rows) == {"keyword", "semantic", "rrf", "hybrid"}
+    assert rows["hybrid"]["ndcg@10"] == pytest.approx(1.0) and rows["hybrid"]["queries"] == 2
+    assert sorted(p.name for p in search_settings.data_path.iterdir()) == before  # not the user's
+    result = runner.invoke(app, [*base, "eval", "search", "--corpus", str(tmp_path / "nope"),
+                                 "--queries", str(queries), "--qrels", str(qrels)])
+    assert result.exit_code == 2 and "not found" in result.output

@@ -1,0 +1,105 @@
+"""The static export has no broken internal link; the pipeline runs its stages and says what failed."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from papersift.settings import load_settings
+from papersift.store import open_store
+from tests.conftest import shared_file
+from tests.web_helpers import fill_store, write_fixture
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("href", "src") and value:
+                self.links.append(value)
+            if name == "id" and value:
+                self.ids.add(value)
+
+
+def test_static_site_has_no_broken_internal_links(tmp_path: Path) -> None:
+    from papersift.web.export import build_site
+
+    fixture = tmp_path / "papers.jsonl"
+    write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), fixture, days=2, per_day=40)
+    settings = load_settings(environ={}, config=tmp_path / "none.toml",
+                             data_dir=str(tmp_path / "data"), page_size_web=10, threads=1)
+    fill_store(settings, fixture)
+    out = tmp_path / "site"
+    report = build_site(settings, out)
+    files = sorted(out.rglob("*.html"))
+    assert report["pages"] == len(files) > 80
+    checked = 0
+    broken = []
+    for page in files:
+        parser = _Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme or link.startswith("//"):
+                continue
+            assert not link.startswith("/"), f"{page}: absolute link {link}"
+            if parts.path:
+                target = (page.parent / unquote(parts.path)).resolve()
+                if not target.is_file():
+                    broken.append(f"{page.relative_to(out)} -> {link}")
+            elif parts.fragment and parts.fragment not in parser.ids:
+                broken.append(f"{page.relative_to(out)} -> #{parts.fragment}")
+            checked += 1
+    assert not broken, broken[:20]
+    assert checked > 1000
+    front = (out / "index.html").read_text(encoding="utf-8")
+    assert "/search" not in front  # no server: no search box pointing nowhere
+    assert (out / "feed.atom").is_file() and (out / "static" / "site.css").is_file()
+    topic_pages = list((out / "topics").glob("*.html"))
+    assert topic_pages and any((out / "topics").glob("*/2.html"))
+
+
+def test_update_reports_every_stage_and_a_dead_source(tmp_path: Path) -> None:
+    from papersift.pipeline import update
+
+    settings = load_settings(environ={}, config=tmp_path / "none.toml",
+                             data_dir=str(tmp_path / "data"), threads=1, http_retries=0,
+                             request_delay=0.0, http_timeout=2.0,
+                             arxiv_api_url="http://127.0.0.1:9/api/query")
+    with open_store(settings) as store:
+        seen = []
+        report = update(store, settings, sources=["arxiv:cs.LG"],
+                        on_progress=lambda stage, done, total: seen.append(stage))
+        assert report["ingest_failed"] is True and report["ok"] is False
+        assert list(report["stages"]) == ["ingest", "embed", "topics", "summarize"]
+        assert report["stages"]["ingest"]["result"]["failed_sources"]
+        assert "ingest" in seen
+        json.dumps(report)  # the --json output must serialize
+
+
+@pytest.mark.slow
+def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
+    from papersift.pipeline import update
+
+    fixture = tmp_path / "papers.jsonl"
+    write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), fixture, days=1, per_day=60)
+    settings = load_settings(environ={}, config=tmp_path / "none.toml",
+                             data_dir=str(tmp_path / "data"), threads=1)
+    with open_store(settings) as store:
+        report = update(store, settings, sources=[f"file:{fixture}"])
+        again = update(store, settings, sources=[f"file:{fixture}"])
+    assert report["stages"]["ingest"]["result"]["new"] == 61
+    assert again["stages"]["ingest"]["result"]["new"] == 0
+    for name, stage in report["stages"].items():
+        assert stage["ok"] or stage.get("missing"), (name, stage)
+    assert report["papers"] == 61
+    assert re.match(r"^\d", str(report["stages"]["ingest"]["seconds"]))
