@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from papersift.cli.app import app
+from papersift.cli.main import app
 from papersift.search import embed_papers, search, similar_papers
 from papersift.search.ann import VectorIndex, index_dir, load_index, update_index
 from papersift.search.embed import LocalEmbedder

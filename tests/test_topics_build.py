@@ -10,7 +10,7 @@ import pytest
 
 from papersift.records import PaperRecord
 from papersift.store import Store
-from papersift.topics import BuildParams, assign_topics, build_topics, model_id
+from papersift.topics import BuildParams, assign_topics, build_topics
 from papersift.topics.evaluate import label_checks
 from papersift.topics.phrases import STOPWORDS
 
@@ -27,6 +27,7 @@ FIELDS = {
                "spoken language", "audio tokenizers"],
 }
 FILLER = ["We study", "This paper proposes", "We present", "Our method improves"]
+MODEL = "local:all-MiniLM-L6-v2:int8"
 PARAMS = BuildParams(papers_per_topic=40, min_topic_size=5, other_similarity=0.5)
 
 
@@ -57,7 +58,7 @@ def add_papers(store: Store, settings, papers: list[tuple[str, str, str, str, np
         PaperRecord(id=pid, title=title, abstract=abstract, authors=["A. Author"],
                     categories=["cs.LG"], source="file", announced=day)
         for pid, day, title, abstract, _ in papers])
-    store.put_embeddings(model_id(settings), [(pid, "h", vec) for pid, _, _, _, vec in papers])
+    store.put_embeddings(MODEL, [(pid, "h", vec) for pid, _, _, _, vec in papers])
 
 
 def make_corpus(n_per_field: int = 40, noise: int = 8, seed: int = 1, start: int = 0,
@@ -157,7 +158,7 @@ def test_merged_topic_redirects_to_where_its_papers_went(store, settings) -> Non
     # Speech papers drift onto vision: re-embed them near the vision centre.
     rng = np.random.default_rng(3)
     moved = [(r[0], "h2", noisy(centers["vision"], rng)) for r in rows[3 * 40:4 * 40]]
-    store.put_embeddings(model_id(settings), moved)
+    store.put_embeddings(MODEL, moved)
     report = build_topics(store, settings, params=replace(PARAMS, papers_per_topic=56))
     assert report["topics"] == 3
     merged_into = store.get_topic(speech_slug)

@@ -19,8 +19,12 @@ from papersift.settings import Settings
 # kind -> (module, what the argument is)
 SOURCE_KINDS: dict[str, tuple[str, str]] = {
     "arxiv": ("papersift.sources.arxiv_api", "comma-separated categories, e.g. arxiv:cs.LG,cs.CL"),
-    "oai": ("papersift.sources.oai", "an OAI-PMH set, e.g. oai:cs (with --since/--until)"),
-    "announce": ("papersift.sources.announce", "categories joined by '+' or ',', e.g. announce:cs.LG"),
+    "oai": ("papersift.sources.oai",
+            "an OAI-PMH set or category (?prefix=arXivRaw adds version history; --since/--until),"
+            " e.g. oai:cs.LG"),
+    "announce": ("papersift.sources.announce",
+                 "today's announcement feed of categories joined by '+' or ',' (replacements do"
+                 " not count as news), e.g. announce:cs.LG"),
     "hf": ("papersift.sources.hf_daily", "a day, e.g. hf:2026-11-28 (default today)"),
     "file": ("papersift.sources.files", "a JSON-lines file (.gz accepted), e.g. file:papers.jsonl.gz"),
 }

@@ -2,10 +2,151 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from papersift.store.db import transaction, utc_now
+
+_CHUNK = 500
+_COLUMNS = (
+    "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
+    "notes", "tokens", "seconds", "flagged", "flag_reason", "hidden",
+)
 
 
 class SummariesStore:
     """Mixin of Store (see papersift.store)."""
 
     conn: sqlite3.Connection
+
+    # ----------------------------------------------------------------- reads
+    def summary_states(
+        self, since: str | None = None, batch: int = 1000
+    ) -> Iterable[dict[str, Any]]:
+        """Every paper (not duplicates) with what the summaries stage needs to judge staleness.
+
+        Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's
+        summary_hash, flagged, hidden (None when the paper has no summary). In pk order.
+        """
+        clauses, params = ["p.duplicate_of IS NULL"], []
+        if since:
+            clauses.append("p.sort_date >= ?")
+            params.append(since)
+        where = " AND ".join(clauses)
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+                " s.input_hash AS summary_hash, s.flagged, s.hidden"
+                " FROM papers p LEFT JOIN summaries s ON s.paper_id = p.id"
+                f" WHERE p.pk > ? AND {where} ORDER BY p.pk LIMIT ?",
+                (last, *params, batch),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                state = dict(row)
+                state["authors"] = [a for a in state.pop("authors_text").split(", ") if a]
+                yield state
+            last = rows[-1]["pk"]
+
+    def get_summary(self, paper_id: str) -> dict[str, Any] | None:
+        """The stored summary of a paper with its provenance and flags (hidden ones too)."""
+        row = self.conn.execute(
+            "SELECT * FROM summaries WHERE paper_id = ?", (paper_id,)).fetchone()
+        return _summary_dict(row) if row else None
+
+    def summaries_for(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Visible (not hidden) summaries of these papers, by paper id; papers without one are absent."""
+        found: dict[str, dict[str, Any]] = {}
+        unique = list(dict.fromkeys(ids))
+        for start in range(0, len(unique), _CHUNK):
+            chunk = unique[start:start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT * FROM summaries WHERE hidden = 0 AND paper_id IN ({marks})", chunk
+            ):
+                found[row["paper_id"]] = _summary_dict(row)
+        return found
+
+    def summary_stats(self) -> dict[str, Any]:
+        """How many papers have summaries, by writer, and how many are flagged or hidden."""
+        conn = self.conn
+        papers = conn.execute("SELECT count(*) FROM papers WHERE duplicate_of IS NULL").fetchone()[0]
+        summarized = conn.execute(
+            "SELECT count(*) FROM summaries s JOIN papers p ON p.id = s.paper_id"
+            " WHERE p.duplicate_of IS NULL").fetchone()[0]
+        return {
+            "papers": papers,
+            "summarized": summarized,
+            "missing": papers - summarized,
+            "by_writer": dict(conn.execute(
+                "SELECT writer, count(*) FROM summaries GROUP BY writer ORDER BY writer")),
+            "flagged": conn.execute(
+                "SELECT count(*) FROM summaries WHERE flagged = 1").fetchone()[0],
+            "hidden": conn.execute("SELECT count(*) FROM summaries WHERE hidden = 1").fetchone()[0],
+            "with_notes": conn.execute(
+                "SELECT count(*) FROM summaries WHERE notes IS NOT NULL").fetchone()[0],
+        }
+
+    # ---------------------------------------------------------------- writes
+    def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
+        """Insert or replace summaries in one transaction; flags reset unless the row sets them.
+
+        Each row: paper_id, tldr, blurb, writer, input_hash, and optionally model,
+        prompt_version, created_at (default now), notes, tokens, seconds, flagged,
+        flag_reason, hidden.
+        """
+        if not rows:
+            return 0
+        now = utc_now()
+        values = []
+        for row in rows:
+            notes = row.get("notes")
+            if isinstance(notes, list | dict):
+                notes = json.dumps(notes, ensure_ascii=False)
+            values.append((
+                row["paper_id"], row["tldr"], row["blurb"], row["writer"], row.get("model"),
+                row.get("prompt_version"), row["input_hash"], row.get("created_at") or now,
+                notes or None, row.get("tokens"), row.get("seconds"),
+                int(bool(row.get("flagged", False))), row.get("flag_reason"),
+                int(bool(row.get("hidden", False))),
+            ))
+        assignments = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+        with transaction(self.conn):
+            self.conn.executemany(
+                f"INSERT INTO summaries({', '.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
+                f" ON CONFLICT(paper_id) DO UPDATE SET {assignments}",
+                values,
+            )
+        return len(values)
+
+    def flag_summary(self, paper_id: str, reason: str) -> bool:
+        """Mark a summary as wrong (a reader's report); False when the paper has no summary."""
+        with transaction(self.conn):
+            cursor = self.conn.execute(
+                "UPDATE summaries SET flagged = 1, flag_reason = ? WHERE paper_id = ?",
+                (reason.strip() or "flagged", paper_id),
+            )
+        return cursor.rowcount > 0
+
+    def hide_summary(self, paper_id: str, note: str | None = None) -> bool:
+        """Stop showing a summary (kept for the record, with the reason appended to its notes)."""
+        with transaction(self.conn):
+            cursor = self.conn.execute(
+                "UPDATE summaries SET hidden = 1,"
+                " notes = CASE WHEN ? IS NULL THEN notes"
+                "  WHEN notes IS NULL THEN ? ELSE notes || '; ' || ? END"
+                " WHERE paper_id = ?",
+                (note, note, note, paper_id),
+            )
+        return cursor.rowcount > 0
+
+
+def _summary_dict(row: sqlite3.Row) -> dict[str, Any]:
+    summary = dict(row)
+    summary["flagged"] = bool(summary["flagged"])
+    summary["hidden"] = bool(summary["hidden"])
+    return summary

@@ -48,6 +48,11 @@ class TopicsStore:
                 " ON e.paper_id = p.id AND e.model = ? WHERE p.duplicate_of IS NULL", (model,))
         }
 
+    def embedding_models(self) -> list[str]:
+        """Models that have stored embeddings, most vectors first."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY 2 DESC, 1")]
+
     def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
         """sort_date of non-duplicate papers (all, or these)."""
         rows = self.conn.execute("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL")

@@ -159,7 +159,7 @@ def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
     }
     if not (with_stability or with_baseline):
         return result
-    model = model_id(settings)
+    model = model_id(settings, store)
     paper_ids, vectors = store.embedding_matrix(model)
     with threadpool_limits(limits=max(1, int(settings.threads))):
         if with_baseline:

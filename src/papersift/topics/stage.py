@@ -46,10 +46,24 @@ class BuildParams:
     max_iter: int = 100
 
 
-def model_id(settings: Settings) -> str:
-    """The embedder identity whose vectors the stage reads (as the search stage stores them)."""
+def model_id(settings: Settings, store: Any | None = None) -> str:
+    """The embedder identity whose vectors the stage reads.
+
+    Read from the store when it settles the question (one model, or one matching the
+    configured embedder kind), since building the local embedder to ask it means loading
+    and possibly exporting the ONNX model; otherwise ask the search stage's embedder.
+    """
+    kind_prefix = {"local": "local:", "sentence-transformers": "st:",
+                   "openai": f"openai:{settings.embed_model}"}.get(settings.embedder, "")
+    if store is not None:
+        models = list(store.embedding_models())
+        if len(models) == 1:
+            return models[0]
+        matching = [m for m in models if kind_prefix and m.startswith(kind_prefix)]
+        if len(matching) == 1:
+            return matching[0]
     try:
-        from papersift.search import default_embedder  # type: ignore[attr-defined]
+        from papersift.search import default_embedder
     except ImportError:
         return FALLBACK_MODEL_ID
     return str(default_embedder(settings).model_id)
@@ -203,7 +217,7 @@ def build_topics(store: Any, settings: Settings, on_progress: Progress | None = 
     params = params or BuildParams()
     say = on_progress or (lambda message: None)
     started = time.perf_counter()
-    model = model_id(settings)
+    model = model_id(settings, store)
     say(f"reading embeddings ({model})")
     paper_ids, vectors = store.embedding_matrix(model)
     if not paper_ids:
@@ -229,7 +243,7 @@ def assign_topics(store: Any, settings: Settings) -> dict[str, Any]:
     """Give every embedded paper without a topic the nearest topic (or "other" when it is not
     similar enough to any), without re-clustering."""
     started = time.perf_counter()
-    model = model_id(settings)
+    model = model_id(settings, store)
     topic_ids, centroids, other_id = store.topic_centroids()
     build = store.latest_topic_build()
     if build is None or other_id is None:

@@ -1,0 +1,63 @@
+"""What every writer returns (a summary with its provenance) and the built-in writer as a batch writer."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from papersift.summarize.builtin import WRITER_VERSION, Summary, write_builtin_checked
+
+
+@dataclass(slots=True)
+class Written:
+    """One paper's summary as a writer produced it, with what the store records about it."""
+
+    paper_id: str
+    summary: Summary
+    writer: str                       # who wrote the stored text: 'builtin' or 'llm'
+    model: str | None
+    prompt_version: str | None
+    notes: list[str] = field(default_factory=list)  # fallbacks and gate failures
+    tokens: int | None = None
+    seconds: float = 0.0
+    passed: bool = True               # the final text passed the faithfulness gate
+
+
+class Writer(Protocol):
+    name: str
+    identity: str  # changes whenever output for the same input may change (goes into input_hash)
+
+    def write_many(self, papers: Sequence[dict[str, Any]]) -> list[Written]: ...
+
+
+def input_hash(paper: dict[str, Any], identity: str) -> str:
+    """Hash of what a summary depends on: title, abstract, authors and the writer's identity."""
+    parts = "\x1f".join((
+        paper.get("title") or "", paper.get("abstract") or "",
+        "\x1e".join(paper.get("authors") or []), identity,
+    ))
+    return hashlib.blake2b(parts.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def builtin_written(paper: dict[str, Any]) -> Written:
+    started = time.perf_counter()
+    summary, reasons = write_builtin_checked(paper)
+    return Written(
+        paper_id=paper["id"], summary=summary, writer="builtin", model=WRITER_VERSION,
+        prompt_version=None, notes=[f"gate: {r}" for r in reasons],
+        seconds=time.perf_counter() - started, passed=not reasons,
+    )
+
+
+class BuiltinWriter:
+    """The offline writer (see papersift.summarize.builtin), one paper after another."""
+
+    name = "builtin"
+    identity = WRITER_VERSION
+    batch_size = 500
+
+    def write_many(self, papers: Sequence[dict[str, Any]]) -> list[Written]:
+        return [builtin_written(paper) for paper in papers]
