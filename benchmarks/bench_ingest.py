@@ -27,7 +27,7 @@ DEFAULT_FILE = SHARED / "arxiv-cs-1993-2019.snapshot.jsonl.gz"
 
 def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
     """One `papersift ingest` process: wall seconds, papers, peak RSS of that process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run = subprocess.run(
         [sys.executable, "-m", "papersift.cli.main", "ingest", f"file:{path}", "--json"],
@@ -37,9 +37,13 @@ def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
     if run.returncode not in (0, 3):
         raise SystemExit(f"ingest failed ({run.returncode}): {run.stderr[-2000:]}")
     report = json.loads(run.stdout)
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return {"wall": wall, "seen": report["seen"], "new": report["new"],
-            "skipped": len(report["skipped"]), "peak_mb": max(peak, before) / 1024}
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU seconds (user + sys, every thread and helper process of the ingest) are far less
+    # sensitive than wall time to other work on a shared machine.
+    cpu = (usage.ru_utime + usage.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "seen": report["seen"], "new": report["new"],
+            "skipped": len(report["skipped"]), "peak_mb": max(usage.ru_maxrss, before.ru_maxrss) / 1024,
+            "load": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -64,8 +68,9 @@ def main() -> None:
         first.append(a)
         second.append(b)
         print(f"run {run + 1}: first {a['seen'] / a['wall']:,.0f} papers/s "
-              f"({a['wall']:.1f} s, peak {a['peak_mb']:.0f} MB); "
-              f"again {b['seen'] / b['wall']:,.0f} papers/s ({b['wall']:.1f} s)", file=sys.stderr)
+              f"({a['wall']:.1f} s wall, {a['cpu']:.1f} s CPU, peak {a['peak_mb']:.0f} MB, "
+              f"load {a['load']:.1f}); again {b['seen'] / b['wall']:,.0f} papers/s "
+              f"({b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU)", file=sys.stderr, flush=True)
 
     def med(rows: list[dict[str, float]], key: str) -> float:
         return statistics.median(r[key] for r in rows)
@@ -78,9 +83,15 @@ def main() -> None:
     print("| measure | median |\n|---|---|")
     print(f"| first ingest, end to end (parse, dedupe, insert, FTS) | {rate1:,.0f} papers/s "
           f"({med(first, 'wall'):.1f} s) |")
+    print(f"| CPU seconds (user+sys), first ingest | {med(first, 'cpu'):.1f} s "
+          f"(= {statistics.median(r['seen'] / r['cpu'] for r in first):,.0f} papers per CPU-second) |")
     print(f"| peak RSS, first ingest | {med(first, 'peak_mb'):.0f} MB |")
     print(f"| re-ingest of the same file | {rate2:,.0f} papers/s ({med(second, 'wall'):.1f} s) |")
-    print(f"| re-ingest speed-up | {rate2 / rate1:.1f}x |")
+    print(f"| CPU seconds (user+sys), re-ingest | {med(second, 'cpu'):.1f} s |")
+    print(f"| re-ingest speed-up | {rate2 / rate1:.1f}x wall, "
+          f"{med(first, 'cpu') / med(second, 'cpu'):.1f}x CPU |")
+    loads = ", ".join(f"{r['load']:.1f}" for r in first + second)
+    print(f"| load average (1 min) at the end of each ingest | {loads} |")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ from papersift.store import transaction
 from papersift.store.db import utc_now
 from papersift.web import views
 from papersift.web.render import Linker, render_page
+from papersift.web.text import _readable
+
+readable_cache_clear = _readable.cache_clear
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,9 +73,10 @@ def stand_in_topics(db: Any) -> None:
 
 def samples(db: Any, site: views.Site, n: int, rng: random.Random) -> dict[str, list[Callable]]:
     size = site.page_size
+    # Topics a reader browses: at least one full page (stand-in topics include tiny ones).
     topics = db.conn.execute("SELECT t.slug, count(*) FROM topics t JOIN paper_topics pt"
                              " ON pt.topic_id = t.id WHERE t.retired_build IS NULL"
-                             " GROUP BY t.id").fetchall()
+                             " GROUP BY t.id HAVING count(*) >= ?", (size,)).fetchall()
     # Prolific authors are the expensive ones: half the sample from the top, half at random.
     top_authors = [r[0] for r in db.conn.execute(
         "SELECT a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
@@ -102,6 +106,7 @@ def render_times(site: views.Site, builders: list[Callable]) -> list[float]:
     linker = Linker()
     times = []
     for build in builders:
+        readable_cache_clear()  # measure cold renders: no text cleaned by an earlier sample
         started = time.perf_counter()
         render_page(build(), site.settings.site_title, linker)
         times.append((time.perf_counter() - started) * 1000)
@@ -174,9 +179,9 @@ def wrk(url: str, paths: list[str], seconds: int, connections: int) -> dict[str,
 
 
 def bench_load(data_dir: str, workers: int, seconds: int, connections: int, runs: int,
-               db: Any, site: views.Site) -> dict[str, Any]:
+               db: Any, site: views.Site, cache_mb: int = 64) -> dict[str, Any]:
     port = 8765
-    env = {**os.environ, "PAPERSIFT_DATA_DIR": data_dir}
+    env = {**os.environ, "PAPERSIFT_DATA_DIR": data_dir, "PAPERSIFT_WEB_CACHE_MB": str(cache_mb)}
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "papersift"), "serve", "--port", str(port),
          "--workers", str(workers)], env=env, start_new_session=True,
@@ -185,9 +190,10 @@ def bench_load(data_dir: str, workers: int, seconds: int, connections: int, runs
     try:
         wait_for(url + "/healthz")
         rng = random.Random(7)
-        topics = db.conn.execute("SELECT t.slug, count(*) FROM topics t JOIN paper_topics pt"
-                                 " ON pt.topic_id = t.id GROUP BY t.id").fetchall()
         size = site.page_size
+        topics = db.conn.execute("SELECT t.slug, count(*) FROM topics t JOIN paper_topics pt"
+                                 " ON pt.topic_id = t.id GROUP BY t.id HAVING count(*) >= ?",
+                                 (size,)).fetchall()
         paths = []
         for _ in range(200):
             slug, count = rng.choice(topics)
@@ -203,6 +209,7 @@ def bench_load(data_dir: str, workers: int, seconds: int, connections: int, runs
     topic_rps = statistics.median(r["rps"] for r in topic_runs)
     base_rps = statistics.median(r["rps"] for r in base_runs)
     return {
+        "cache_mb": cache_mb,
         "workers": workers, "connections": connections, "seconds": seconds, "runs": runs,
         "topic_rps_median": round(topic_rps, 1), "topic_rps_runs": [r["rps"] for r in topic_runs],
         "topic_errors": sum(r["errors"] for r in topic_runs),
@@ -213,7 +220,7 @@ def bench_load(data_dir: str, workers: int, seconds: int, connections: int, runs
 
 
 def write_markdown(path: Path, command: str, info: dict[str, Any], render: dict[str, Any],
-                   load: dict[str, Any] | None) -> None:
+                   loads: list[dict[str, Any]]) -> None:
     lines = [
         "# Web benchmarks", "",
         f"Date: {info['date']}. Machine: {info['machine']}. Store: {info['papers']:,} papers, "
@@ -229,19 +236,24 @@ def write_markdown(path: Path, command: str, info: dict[str, Any], render: dict[
         lines.append(f"| {kind} | {r['samples']} | {r['p50_ms']} | {r['p95_ms']} | "
                      f"{', '.join(map(str, r['p95_runs']))} | {r['p50_vs_baseline']}x |")
     lines.append("")
-    if load:
+    if loads:
+        first = loads[0]
         lines += [
             "## Throughput: topic pages over HTTP on loopback", "",
-            f"`papersift serve --workers {load['workers']}`, wrk -t1 -c{load['connections']} "
-            f"-d{load['seconds']}s over 200 topic page URLs (pages 1-3), {load['runs']} runs; "
-            "baseline /healthz (JSON, one tiny query) in the same session.", "",
-            "| target | req/s (median) | runs | errors | p99 |", "|---|---:|---|---:|---|",
-            f"| topic pages | {load['topic_rps_median']} | {load['topic_rps_runs']} | "
-            f"{load['topic_errors']} | {load['topic_p99']} |",
-            f"| /healthz | {load['healthz_rps_median']} | | {load['healthz_errors']} | |", "",
-            f"Topic pages run at {load['ratio_to_healthz']}x the /healthz rate. wrk shares the "
-            "2 cores with the two workers.", "",
+            f"`papersift serve --workers {first['workers']}`, wrk -t1 -c{first['connections']} "
+            f"-d{first['seconds']}s over 200 topic page URLs (pages 1-3), {first['runs']} runs "
+            "each; baseline /healthz (JSON, one tiny query) against the same server. "
+            "`web_cache_mb` is the per-worker page cache (dropped whenever the database "
+            "changes); 0 renders every request.", "",
+            "| web_cache_mb | topic req/s (median) | runs | errors | topic p99 | /healthz req/s "
+            "| topic / healthz |", "|---:|---:|---|---:|---|---:|---:|",
         ]
+        for load in loads:
+            lines.append(
+                f"| {load['cache_mb']} | {load['topic_rps_median']} | {load['topic_rps_runs']} | "
+                f"{load['topic_errors'] + load['healthz_errors']} | {load['topic_p99']} | "
+                f"{load['healthz_rps_median']} | {load['ratio_to_healthz']} |")
+        lines += ["", "wrk shares the 2 cores with the two workers.", ""]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -281,13 +293,15 @@ def main() -> None:
     }
     render = bench_render(site, args.runs, args.samples, args.seed)
     print(json.dumps(render, indent=1))
-    load = None
+    loads = []
     if args.load:
-        load = bench_load(args.data_dir, args.workers, args.seconds, args.connections,
-                          args.load_runs, db, site)
-        print(json.dumps(load, indent=1))
+        for cache_mb in (64, 0):
+            load = bench_load(args.data_dir, args.workers, args.seconds, args.connections,
+                              args.load_runs, db, site, cache_mb=cache_mb)
+            print(json.dumps({k: v for k, v in load.items() if k != "raw"}, indent=1))
+            loads.append(load)
     command = "python benchmarks/bench_web.py " + " ".join(sys.argv[1:])
-    write_markdown(Path(args.out), command, info, render, load)
+    write_markdown(Path(args.out), command, info, render, loads)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ FIELDS = {
 }
 FILLER = ["We study", "This paper proposes", "We present", "Our method improves"]
 MODEL = "local:all-MiniLM-L6-v2:int8"
-PARAMS = BuildParams(papers_per_topic=40, min_topic_size=5, other_similarity=0.5)
+PARAMS = BuildParams(papers_per_topic=40, min_topic_size=15, other_similarity=0.5)
 
 
 def field_centers(seed: int = 7) -> dict[str, np.ndarray]:
@@ -55,7 +55,7 @@ def abstract_for(field: str, rng: np.random.Generator) -> tuple[str, str]:
 def add_papers(store: Store, settings, papers: list[tuple[str, str, str, str, np.ndarray]]) -> None:
     """(id, date, title, abstract, vector) rows into the store, with their embeddings."""
     store.upsert_papers([
-        PaperRecord(id=pid, title=title, abstract=abstract, authors=["A. Author"],
+        PaperRecord(id=pid, title=title, abstract=abstract, authors=[f"Ada {pid}"],
                     categories=["cs.LG"], source="file", announced=day)
         for pid, day, title, abstract, _ in papers])
     store.put_embeddings(MODEL, [(pid, "h", vec) for pid, _, _, _, vec in papers])
@@ -134,7 +134,7 @@ def test_rebuild_keeps_ids_and_slugs_and_assign_matches_build(store, settings) -
     result = assign_topics(store, settings)
     assert result["assigned"] == len(week) and result["to_other"] == 2
     assigned = topic_of(store)
-    for i, field_rows in enumerate((week[j * 6:(j + 1) * 6] for j in range(4))):
+    for i, field_rows in enumerate(week[j * 6:(j + 1) * 6] for j in range(4)):
         field_slug = before[rows[i * 40][0]]
         assert {assigned[r[0]] for r in field_rows} == {field_slug}
     assert assign_topics(store, settings)["assigned"] == 0  # nothing left to do
@@ -184,3 +184,18 @@ def test_build_without_embeddings_is_a_clear_error(store, settings) -> None:
         build_topics(store, settings)
     with pytest.raises(TopicsError, match="topics build"):
         assign_topics(store, settings)
+
+
+def test_eval_stability_holds_out_the_newest_week(store, settings) -> None:
+    from papersift.topics.evaluate import evaluate_topics
+
+    add_papers(store, settings, make_corpus())
+    add_papers(store, settings, make_corpus(n_per_field=5, noise=1, seed=4, start=700,
+                                            day="2026-06-10"))
+    build_topics(store, settings, params=PARAMS)
+    result = evaluate_topics(store, settings, params=PARAMS, with_baseline=False)
+    s = result["stability"]
+    assert s["held_out"] == 21 and s["held_out_from"] == "2026-06-04"
+    assert s["stability"] == 1.0 and s["kept_topics"] == 4 and s["new_topics"] == 0
+    assert result["labels"]["problems"] == 0
+    assert result["vs_primary_category"]["papers"] == 168 + 21

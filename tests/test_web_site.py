@@ -112,7 +112,7 @@ def test_every_page_has_a_strict_csp_and_missing_pages_help(site: Any) -> None:
 
 
 def test_bad_search_queries_get_a_message_not_an_error(site: Any) -> None:
-    for params in ({"q": "((( *** )))"}, {"q": "graph", "since": "last tuesday"},
+    for params in ({"q": "((( *** )))", "mode": "keyword"}, {"q": "graph", "since": "last tuesday"},
                    {"q": "graph", "mode": "telepathy"}, {"q": "x" * 600}):
         response = site.client.get("/search", params=params)
         assert response.status_code == 200, params

@@ -11,11 +11,14 @@ from typing import Any
 
 import httpx
 
-from papersift.records import PaperRecord, Skipped, SourceError
+from papersift.ingest_worker import CachedLine, file_items
+from papersift.records import Skipped, SourceError
 from papersift.settings import Settings
-from papersift.sources import SourceOptions, open_source
+from papersift.sources import SourceOptions, open_source, parse_spec
+from papersift.sources.files import file_path, parse_line
 from papersift.store import Store
 from papersift.store.db import utc_now
+from papersift.store.papers import PreparedRecord, prepare_record
 
 # Commit at least this often so a slow network source loses little when killed.
 _FLUSH_SECONDS = 5.0
@@ -48,7 +51,7 @@ def ingest(
     settings: Settings,
     options: SourceOptions = SourceOptions(),
     client: httpx.Client | None = None,
-    batch_size: int = 2000,
+    batch_size: int = 5000,
     on_batch: Callable[[IngestReport], None] | None = None,
 ) -> IngestReport:
     """Ingest every SOURCE spec in order. A failing source is reported and the next one runs.
@@ -59,13 +62,14 @@ def ingest(
     report = IngestReport()
     started, started_at = time.perf_counter(), utc_now()
     for spec in specs:
-        batch: list[PaperRecord] = []
+        batch: list[PreparedRecord | CachedLine] = []
         last_flush = time.monotonic()
 
-        def flush() -> None:
+        def flush(spec: str = spec) -> None:
             nonlocal batch, last_flush
             if batch:
-                result = store.upsert_papers(batch)
+                items = _confirm_cached(store, spec, batch, report)
+                result = store.upsert_prepared(items)
                 report.new += len(result.new)
                 report.updated += len(result.updated)
                 report.unchanged += result.unchanged
@@ -77,7 +81,7 @@ def ingest(
                 on_batch(report)
 
         try:
-            for item in _prefetched(open_source(spec, options, settings, client=client)):
+            for item in _prepared_items(store, spec, options, settings, client):
                 if isinstance(item, Skipped):
                     report.skipped.append({"source": spec, "where": item.where, "reason": item.reason})
                     continue
@@ -91,6 +95,47 @@ def ingest(
     report.seconds = time.perf_counter() - started
     store.record_ingest_run(list(specs), started_at, report.as_dict())
     return report
+
+
+def _prepared_items(
+    store: Store, spec: str, options: SourceOptions, settings: Settings,
+    client: httpx.Client | None,
+) -> Iterator[PreparedRecord | CachedLine | Skipped]:
+    """The items of one source, prepared for the store off the writing thread."""
+    if parse_spec(spec)[0] == "file":
+        # Bulk files: parse and prepare in a helper process, so that this process only runs
+        # SQL (a thread would share the GIL with the writer's Python work).
+        yield from file_items(file_path(parse_spec(spec)[1]), options, store.path)
+        return
+    for item in _prefetched(open_source(spec, options, settings, client=client)):
+        yield item if isinstance(item, Skipped) else prepare_record(item)  # type: ignore[arg-type]
+
+
+def _confirm_cached(
+    store: Store, spec: str, batch: list[PreparedRecord | CachedLine], report: IngestReport
+) -> list[PreparedRecord]:
+    """Count the lines still known unchanged; parse the few that no longer are.
+
+    The helper process looked the lines up before this batch was written, so the check is
+    repeated here, where it sees exactly what the batch's own hash checks see.
+    """
+    cached = [item.key for item in batch if isinstance(item, CachedLine)]
+    if not cached:
+        return batch  # type: ignore[return-value]
+    still = store.current_lines(cached)
+    items: list[PreparedRecord] = []
+    for item in batch:
+        if not isinstance(item, CachedLine):
+            items.append(item)
+        elif item.key in still:
+            report.unchanged += 1
+        else:
+            record = parse_line(item.line, item.where)
+            if isinstance(record, Skipped):
+                report.skipped.append({"source": spec, "where": record.where, "reason": record.reason})
+            else:
+                items.append(prepare_record(record, item.key))
+    return items
 
 
 _DONE = object()

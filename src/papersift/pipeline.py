@@ -129,6 +129,7 @@ def update(
         return {"action": "assign", "report": _plain(result)}
 
     run("topics", do_topics)
-    run("summarize", lambda: _stage("papersift.summarize", "summarize_papers")(store, settings))
+    run("summarize", lambda: _stage("papersift.summarize", "summarize_papers")(
+        store, settings, on_progress=_stage_progress(on_progress, "summarize")))
     report["papers"] = store.count_papers()
     return report

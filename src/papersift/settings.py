@@ -65,6 +65,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("base_url", str, "http://127.0.0.1:8000", "Public URL of the site, used in feeds."),
     Setting("admin_token", str, "", "Token required for writes (flags); empty disables writes."),
     Setting("page_size_web", int, 50, "Papers per topic/author/search page."),
+    Setting("web_cache_mb", int, 64, "MB of rendered pages each web worker keeps until the database changes (0: off)."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

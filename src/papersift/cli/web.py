@@ -43,7 +43,13 @@ def _print_update(report: dict[str, Any]) -> None:
                 brief = ", ".join(
                     f"{k} {len(v) if isinstance(v, list) else v}" for k, v in result.items()
                     if k in keys)
+            if stage.get("skipped"):
+                brief = f"skipped: {stage['skipped']}"
             out.print(f"[green]✓[/green] {name} ({stage['seconds']}s) {brief}", highlight=False)
+            for failed in (result or {}).get("failed_sources", []) if isinstance(result, dict) \
+                    else []:
+                out.print(f"  [red]source failed[/red] {failed['source']}: {failed['error']}",
+                          highlight=False)
         else:
             out.print(f"[red]✗[/red] {name}: {stage['error']}", highlight=False, markup=False)
     out.print(f"{report.get('papers', 0):,} papers in the store")
@@ -78,7 +84,7 @@ def update_command(as_json: bool = typer.Option(False, "--json", help="Print the
     else:
         _print_update(report)
         if report["ingest_failed"]:
-            common.console.print(SNAPSHOT_HINT, highlight=False, markup=False)
+            common.console.print(SNAPSHOT_HINT, highlight=False, markup=False, soft_wrap=True)
     if not report["ok"]:
         raise typer.Exit(common.EXIT_FAILED)
 
@@ -172,7 +178,7 @@ def up_command(
     report = _run_update(sources=source or None, limit=limit)
     _print_update(report)
     if report["ingest_failed"]:
-        common.console.print(SNAPSHOT_HINT, highlight=False, markup=False)
+        common.console.print(SNAPSHOT_HINT, highlight=False, markup=False, soft_wrap=True)
     if not report.get("papers"):
         raise common.fail("there are no papers to show yet; see the message above")
     if no_serve:

@@ -66,16 +66,21 @@ class VectorIndex:
                 vectors = self.index.get_items(labels, return_type="numpy")
                 return _top(labels, vectors @ query, k)
             wanted = set(allowed)
-            k = min(k, len(wanted))
-            self.index.set_ef(max(HNSW_EF_SEARCH, k))
-            labels, distances = self.index.knn_query(query, k=k, filter=lambda label: label in wanted)
-            return [(int(pk), float(1.0 - d)) for pk, d in zip(labels[0], distances[0], strict=True)]
+            return self._graph(query, min(k, len(wanted)), lambda label: label in wanted)
         if self._dense is not None:
             return _top(self.pks, self._dense @ query, k)
-        k = min(k, self.count)
+        return self._graph(query, min(k, self.count), None)
+
+    def _graph(self, query: np.ndarray, k: int, keep: Any) -> list[tuple[int, float]]:
         self.index.set_ef(max(HNSW_EF_SEARCH, k))
-        labels, distances = self.index.knn_query(query, k=k)
-        return [(int(pk), float(1.0 - d)) for pk, d in zip(labels[0], distances[0], strict=True)]
+        while k > 0:
+            try:
+                labels, distances = self.index.knn_query(query, k=k, filter=keep)
+            except RuntimeError:  # fewer than k reachable (deletions, a strict filter): ask less
+                k //= 2
+                continue
+            return [(int(pk), float(1.0 - d)) for pk, d in zip(labels[0], distances[0], strict=True)]
+        return []
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
         """(pks present, their vectors)."""

@@ -133,7 +133,7 @@ def run_config(store: Store, settings: Settings, embedder: Embedder, queries: di
     for qid in judged:
         started = time.perf_counter()
         results = search(store, settings, queries[qid], mode=mode, limit=100, fusion=fusion,
-                         embedder=embedder)
+                         embedder=embedder, snippets=False)
         latencies.append((time.perf_counter() - started) * 1000)
         ranked = [hit.paper_id for hit in results.hits]
         relevance = qrels[qid]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gzip
-import io
+import hashlib
 import json
 import re
+import zlib
 from collections.abc import Iterator
 from datetime import date
 from email.utils import parsedate_to_datetime
@@ -14,6 +15,7 @@ from typing import IO, Any
 
 import httpx
 
+from papersift import records
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
@@ -27,51 +29,81 @@ _AUTHOR_SPLIT = re.compile(r",|;|\band\b|&")
 def open_source(
     arg: str, options: SourceOptions, settings: Settings, client: httpx.Client | None = None
 ) -> Iterator[PaperRecord | Skipped]:
+    return read_jsonl(file_path(arg), options)
+
+
+def file_path(arg: str) -> Path:
+    """The file a `file:` spec names; SourceError if there is none."""
     path = Path(arg).expanduser()
     if not path.is_file():
         raise SourceError(f"file not found: {path}")
-    return read_jsonl(path, options)
+    return path
 
 
-def _open(path: Path) -> IO[str]:
+def _open(path: Path) -> IO[bytes]:
     with path.open("rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace")
-    return path.open("r", encoding="utf-8", errors="replace")
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+# Parsing code and line bytes together decide a record, so a line's key covers both: a change
+# to this module or to records.py makes every line new again (see line_key).
+_PARSER_FINGERPRINT = hashlib.blake2b(
+    Path(__file__).read_bytes() + Path(records.__file__).read_bytes(), digest_size=32
+).digest()
+
+
+def line_key(line: bytes) -> int:
+    """A signed 64-bit key of one raw line as this parser reads it (for cheap re-ingests)."""
+    digest = hashlib.blake2b(line, digest_size=8, key=_PARSER_FINGERPRINT).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, bytes] | Skipped]:
+    """(line number, raw line) for each non-blank line; a truncated or unreadable file ends
+    the stream with a Skipped that says why (what was read is kept)."""
+    try:
+        with _open(path) as lines:
+            for number, line in enumerate(lines, start=1):
+                if line.strip():
+                    yield number, line
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        yield Skipped("file", f"{path.name}", f"file ends early or is unreadable ({exc})")
+
+
+def parse_line(line: bytes, where: str) -> PaperRecord | Skipped:
+    """One raw JSON line -> PaperRecord, or Skipped saying what is wrong with it."""
+    try:
+        data = json.loads(line.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        return Skipped("file", where, f"not valid JSON ({exc.msg})")
+    try:
+        return parse_object(data)
+    except ValueError as exc:
+        return Skipped("file", where, str(exc))
 
 
 def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator[PaperRecord | Skipped]:
     """Yield one record per line; a line that is not a usable paper is yielded as Skipped."""
     emitted = 0
-    try:
-        with _open(path) as lines:
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path.name}:{number}"
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    yield Skipped("file", where, f"not valid JSON ({exc.msg})")
-                    continue
-                try:
-                    record = parse_object(data)
-                except ValueError as exc:
-                    yield Skipped("file", where, str(exc))
-                    continue
-                if not _in_range(record, options):
-                    continue
-                yield record
-                emitted += 1
-                if options.limit and emitted >= options.limit:
-                    return
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
-        # A truncated .gz ends the stream; what was read is kept and the cause reported.
-        yield Skipped("file", f"{path.name}", f"file ends early or is unreadable ({exc})")
+    for item in iter_lines(path):
+        if isinstance(item, Skipped):
+            yield item
+            continue
+        number, line = item
+        record = parse_line(line, f"{path.name}:{number}")
+        if isinstance(record, PaperRecord) and not in_range(record, options):
+            continue
+        yield record
+        if isinstance(record, PaperRecord):
+            emitted += 1
+            if options.limit and emitted >= options.limit:
+                return
 
 
-def _in_range(record: PaperRecord, options: SourceOptions) -> bool:
+def in_range(record: PaperRecord, options: SourceOptions) -> bool:
     day = (record.announced or record.submitted or "")[:10]
     if options.since and day and day < options.since.isoformat():
         return False

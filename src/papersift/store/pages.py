@@ -34,6 +34,10 @@ class PagesStore:
 
     conn: sqlite3.Connection
 
+    def data_version(self) -> int:
+        """Moves whenever another connection commits: the web page cache's validity check."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
     # ------------------------------------------------------------- decorate
     def listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Add to listing rows: first three authors with slugs, visible summary, topic and section."""
@@ -197,16 +201,14 @@ class PagesStore:
             "SELECT count(*) FROM paper_topics WHERE topic_id = ?", (topic_id,)).fetchone()[0]
         if offset and offset >= total:
             return total, []
-        if self._walk_dates(total, offset + limit):
-            # A big topic: walk the date index and stop after the page instead of sorting it all.
-            sql = (f"SELECT {_LISTING} FROM papers p INDEXED BY papers_sort_date WHERE {_LIVE}"
-                   " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.paper_id = p.id"
-                   " AND pt.topic_id = ?) ORDER BY p.sort_date DESC, p.id LIMIT ? OFFSET ?")
-        else:
-            sql = (f"SELECT {_LISTING} FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
-                   f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id"
-                   " LIMIT ? OFFSET ?")
-        return total, self._rows(sql, (topic_id, limit, offset))
+        # Topics cluster in time, so walking the date index can read far more rows than the
+        # topic has: order the topic's ids by date from the covering index, then read one page.
+        ids = [r[0] for r in self.conn.execute(
+            "SELECT p.id FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+            f" WHERE pt.topic_id = ? AND {_LIVE} ORDER BY p.sort_date DESC, p.id"
+            " LIMIT ? OFFSET ?", (topic_id, limit, offset))]
+        found = self.listing_by_ids(ids)
+        return total, [found[i] for i in ids if i in found]
 
     def find_section(self, slug: str) -> dict[str, Any] | None:
         row = self.conn.execute(

@@ -8,8 +8,10 @@ import re
 import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from functools import lru_cache
+from operator import attrgetter
+from typing import Any, NamedTuple
 
 from papersift.records import PaperRecord
 from papersift.store.db import transaction, utc_now
@@ -67,6 +69,60 @@ def _record_hash(record: PaperRecord, extras_json: str) -> str:
     return digest.hexdigest()
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(PaperRecord))
+_record_values = attrgetter(*_RECORD_FIELDS)
+_slug = lru_cache(maxsize=1 << 16)(slugify)  # author names repeat a lot across papers
+
+
+class PreparedRecord(NamedTuple):
+    """A record with everything the store derives from it alone (hashes, keys, rows).
+
+    Building it needs no database, so a bulk ingest computes it in another process and the
+    writer only runs SQL. `line_key` is set when the record was read from a raw line whose
+    key (sources.files.line_key) lets a later run skip parsing it while it is unchanged.
+    """
+
+    values: tuple[Any, ...]  # the PaperRecord's fields in declaration order
+    id: str
+    source: str
+    record_hash: str
+    extras_json: str
+    paper_row: tuple[Any, ...]  # papers columns id .. norm_key, as _insert_papers writes them
+    sort_date: str | None
+    doi_key: str | None
+    norm_key: str | None
+    authors: tuple[str, ...]  # non-empty names in order
+    slugs: tuple[str, ...]
+    category_rows: list[tuple[str, str, int]]
+    version_rows: list[tuple[str, int, str | None]]
+    line_key: int | None = None
+
+    def record(self) -> PaperRecord:
+        return PaperRecord(*self.values)
+
+
+def prepare_record(record: PaperRecord, line_key: int | None = None) -> PreparedRecord:
+    """Everything about a record that does not depend on the store's content."""
+    extras_json = json.dumps(record.extras, sort_keys=True, ensure_ascii=False)
+    key = norm_title_key(record.title, record.authors)
+    authors = tuple(n for n in record.authors if n)
+    sort_date = _sort_date(record.announced, record.submitted)
+    return PreparedRecord(
+        values=_record_values(record), id=record.id, source=record.source,
+        record_hash=_record_hash(record, extras_json), extras_json=extras_json,
+        paper_row=(
+            record.id, record.version, record.source, record.title, record.abstract,
+            ", ".join(record.authors), record.primary_category, record.submitted,
+            record.updated, record.announced, record.doi, record.comment, record.journal_ref,
+            record.license, json.dumps(record.links, sort_keys=True), key,
+        ),
+        sort_date=sort_date, doi_key=record.doi.lower() if record.doi else None, norm_key=key,
+        authors=authors, slugs=tuple(_slug(n) for n in authors),
+        category_rows=[(record.id, c, i) for i, c in enumerate(dict.fromkeys(record.categories))],
+        version_rows=_version_rows(record), line_key=line_key,
+    )
+
+
 class PapersStore:
     """Mixin of Store: everything about papers, authors, categories, versions and sources."""
 
@@ -80,48 +136,70 @@ class PapersStore:
         erase known ones; version history and sources accumulate. A record its source already
         gave unchanged costs one indexed lookup and nothing else.
         """
+        return self.upsert_prepared([prepare_record(r) for r in records])
+
+    def upsert_prepared(self, items: Sequence[PreparedRecord]) -> UpsertReport:
+        """upsert_papers for records already run through prepare_record (bulk ingest)."""
         report = UpsertReport()
-        if not records:
+        if not items:
             return report
         with transaction(self.conn):
-            self._upsert(records, report)
+            self._upsert(items, report)
         return report
 
-    def _upsert(self, records: Sequence[PaperRecord], report: UpsertReport) -> None:
-        prepared = []
-        for record in records:
-            extras_json = json.dumps(record.extras, sort_keys=True, ensure_ascii=False)
-            prepared.append((record, extras_json, _record_hash(record, extras_json)))
+    def current_lines(self, keys: Sequence[int]) -> set[int]:
+        """The line keys whose record is still what its source last gave for its paper.
 
-        seen = self._source_hashes([(r.source, r.id) for r, _, _ in prepared])
-        todo = [(r, e, h) for r, e, h in prepared if seen.get((r.source, r.id)) != h]
-        report.unchanged += len(prepared) - len(todo)
+        Such a line would parse to a record equal to the stored one, so it is unchanged
+        without parsing it (the check is as exact as comparing record hashes).
+        """
+        found: set[int] = set()
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT l.line_key FROM source_lines l JOIN paper_sources s"
+                f" ON s.paper_id = l.paper_id AND s.source = l.source"
+                f" AND s.record_hash = l.record_hash WHERE l.line_key IN ({marks})", chunk))
+        return found
+
+    def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
+        lines = [(p.line_key, p.id, p.source, p.record_hash) for p in items if p.line_key is not None]
+        if lines:
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO source_lines(line_key, paper_id, source, record_hash)"
+                " VALUES (?,?,?,?)", lines)
+        seen = self._source_hashes([(p.source, p.id) for p in items])
+        todo = [p for p in items if seen.get((p.source, p.id)) != p.record_hash]
+        report.unchanged += len(items) - len(todo)
         if not todo:
             return
-        current = self._current_rows([r.id for r, _, _ in todo])
-        author_ids = self._author_ids([name for r, _, _ in todo for name in r.authors])
+        current = self._current_rows([p.id for p in todo])
+        author_ids = self._author_ids(
+            dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
+                     strict=True)))
 
         # Papers new to the store go in with one executemany per table (the common bulk case);
         # a paper already stored, or repeated within the batch, is merged one by one after.
-        fresh: list[PaperRecord] = []
+        fresh: list[PreparedRecord] = []
         fresh_ids: set[str] = set()
-        merges: list[tuple[PaperRecord, str]] = []
-        for record, extras_json, _ in todo:
-            if record.id in current or record.id in fresh_ids:
-                merges.append((record, extras_json))
+        merges: list[PreparedRecord] = []
+        for item in todo:
+            if item.id in current or item.id in fresh_ids:
+                merges.append(item)
             else:
-                fresh.append(record)
-                fresh_ids.add(record.id)
+                fresh.append(item)
+                fresh_ids.add(item.id)
         self._insert_papers(fresh, author_ids, report)
 
-        for record, extras_json in merges:
+        for item in merges:
+            record = item.record()
             row = self._row(record.id)
             changed = self._merge_paper(row, record, author_ids)
             old_extras = self.conn.execute(
                 "SELECT extras FROM paper_sources WHERE paper_id = ? AND source = ?",
                 (record.id, record.source),
             ).fetchone()
-            if changed or (old_extras is not None and old_extras[0] != extras_json):
+            if changed or (old_extras is not None and old_extras[0] != item.extras_json):
                 report.updated.append(record.id)
             else:
                 report.unchanged += 1
@@ -131,7 +209,7 @@ class PapersStore:
             "INSERT INTO paper_sources(paper_id, source, record_hash, extras) VALUES (?,?,?,?)"
             " ON CONFLICT(paper_id, source) DO UPDATE SET"
             " record_hash = excluded.record_hash, extras = excluded.extras",
-            [(r.id, r.source, h, e) for r, e, h in todo],
+            [(p.id, p.source, p.record_hash, p.extras_json) for p in todo],
         )
 
     def _source_hashes(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -160,9 +238,10 @@ class PapersStore:
     def _row(self, paper_id: str) -> sqlite3.Row:
         return self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
 
-    def _author_ids(self, names: list[str]) -> dict[str, int]:
-        """Ids for these author names, creating the missing ones with unique slugs."""
-        unique = list(dict.fromkeys(n for n in names if n))
+    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
+        """Ids for these author names (name -> its slug), creating the missing ones with
+        unique slugs."""
+        unique = [n for n in wanted if n]
         ids: dict[str, int] = {}
         for chunk in _chunks(unique):
             marks = ",".join("?" * len(chunk))
@@ -173,12 +252,14 @@ class PapersStore:
         missing = [n for n in unique if n not in ids]
         if not missing:
             return ids
-        wanted = {name: slugify(name) for name in missing}
         taken: set[str] = set()
-        for chunk in _chunks(list(set(wanted.values()))):
+        for chunk in _chunks(list({wanted[n] for n in missing})):
             marks = ",".join("?" * len(chunk))
             taken.update(r[0] for r in self.conn.execute(
                 f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
+        # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
+        # reading the new rows back.
+        next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM authors").fetchone()[0]
         new_rows = []
         for name in missing:
             slug, n = wanted[name], 1
@@ -187,14 +268,10 @@ class PapersStore:
                 n += 1
                 slug = f"{wanted[name]}-{n}"
             taken.add(slug)
-            new_rows.append((name, slug))
-        self.conn.executemany("INSERT INTO authors(name, slug) VALUES (?, ?)", new_rows)
-        for chunk in _chunks(missing):
-            marks = ",".join("?" * len(chunk))
-            for author_id, name in self.conn.execute(
-                f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
-            ):
-                ids[name] = author_id
+            new_rows.append((next_id, name, slug))
+            ids[name] = next_id
+            next_id += 1
+        self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", new_rows)
         return ids
 
     def _originals(self, dois: set[str], keys: set[str]) -> tuple[dict[str, str], dict[str, str]]:
@@ -218,39 +295,31 @@ class PapersStore:
         return by_doi, by_key
 
     def _insert_papers(
-        self, records: list[PaperRecord], author_ids: dict[str, int], report: UpsertReport
+        self, items: list[PreparedRecord], author_ids: dict[str, int], report: UpsertReport
     ) -> None:
         """Insert papers new to the store, linking each to an earlier paper it duplicates."""
-        if not records:
+        if not items:
             return
-        keys = [norm_title_key(r.title, r.authors) for r in records]
         by_doi, by_key = self._originals(
-            {r.doi.lower() for r in records if r.doi}, {k for k in keys if k})
+            {p.doi_key for p in items if p.doi_key}, {p.norm_key for p in items if p.norm_key})
         rows, people, categories, versions = [], [], [], []
-        for record, key in zip(records, keys, strict=True):
-            doi = record.doi.lower() if record.doi else None
+        for item in items:
+            doi, key = item.doi_key, item.norm_key
             original = (by_doi.get(doi) if doi else None) or (by_key.get(key) if key else None)
             if original:
-                report.duplicates.append((record.id, original))
+                report.duplicates.append((item.id, original))
             else:
                 # Later papers in this batch with the same DOI or title key link to this one.
                 if doi:
-                    by_doi.setdefault(doi, record.id)
+                    by_doi.setdefault(doi, item.id)
                 if key:
-                    by_key.setdefault(key, record.id)
-            rows.append((
-                record.id, record.version, record.source, record.title, record.abstract,
-                ", ".join(record.authors), record.primary_category, record.submitted,
-                record.updated, record.announced, record.doi, record.comment, record.journal_ref,
-                record.license, json.dumps(record.links, sort_keys=True), key, original,
-                _sort_date(record.announced, record.submitted),
-            ))
-            people += [(record.id, i, author_ids[name])
-                       for i, name in enumerate(n for n in record.authors if n)]
-            categories += [(record.id, c, i)
-                           for i, c in enumerate(dict.fromkeys(record.categories))]
-            versions += _version_rows(record)
-            report.new.append(record.id)
+                    by_key.setdefault(key, item.id)
+            rows.append((*item.paper_row, original, item.sort_date))
+            paper_id = item.id
+            people += [(paper_id, i, author_ids[name]) for i, name in enumerate(item.authors)]
+            categories += item.category_rows
+            versions += item.version_rows
+            report.new.append(paper_id)
         first_pk = self.conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM papers").fetchone()[0]
         self.conn.executemany(
             "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from itertools import combinations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 
 from papersift.summarize import gate, roles
@@ -34,8 +34,8 @@ _COLLECTIVE = re.compile(
     r"\b(?:collaboration|consortium|team|group|project|committee|organization|organisation|"
     r"initiative|society|association|institute|laboratory|lab|foundation|university|inc|ltd|"
     r"corporation|et al|others|anonymous|authors?)\b", re.I)
-_PARTICLES = frozenset("van von der den de del della di da du le la dos das ten ter bin al el".split())
-_SUFFIXES = frozenset("jr jr. sr sr. ii iii iv phd".split())
+_PARTICLES = frozenset(["van", "von", "der", "den", "de", "del", "della", "di", "da", "du", "le", "la", "dos", "das", "ten", "ter", "bin", "al", "el"])
+_SUFFIXES = frozenset(["jr", "jr.", "sr", "sr.", "ii", "iii", "iv", "phd"])
 
 
 def surname(name: str) -> str | None:
@@ -101,6 +101,12 @@ _WEAK_CUTS = (
 )
 _RE_STRONG_CUTS = re.compile("|".join(f"(?:{c})" for c in _STRONG_CUTS))
 _RE_WEAK_CUTS = re.compile("|".join(f"(?:{c})" for c in _WEAK_CUTS))
+_RE_SUBORDINATE_START = re.compile(
+    r"(?:Through|By|With|Using|Via|Despite|Although|Though|While|Whereas|Given|Unlike|Compared|"
+    r"To|In order|Based|Building|Leveraging|Inspired|Motivated|Thanks|Because|Since|When|If|"
+    r"After|Before|Beyond|Besides|As|Apart|Instead|Rather|Following|Combining|Exploiting)\b")
+_RE_MAIN_CLAUSE = re.compile(
+    r", (?:they|their|the|this|these|it|its|a|an|[A-Z][\w\-]*|[a-z]+ (?:is|are|was|were|has|have)) [\w\-]+")
 _DANGLING = re.compile(
     r"(?:\s+(?:and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
     r"using|its|their|is|are|was|were|be|this|these|both|such|than|into|while))+$", re.I)
@@ -128,6 +134,7 @@ def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tu
         sentence = re.sub(r"\s+([,.;:])", r"\1", sentence)
     if len(sentence.split()) <= max_words:
         return _finish(sentence), True
+    subordinate = bool(_RE_SUBORDINATE_START.match(sentence))
     for cuts in (_RE_STRONG_CUTS, _RE_WEAK_CUTS):
         best = None
         for match in cuts.finditer(sentence):
@@ -135,6 +142,13 @@ def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tu
             n = len(prefix.split())
             if n > max_words:
                 break
+            # "Through X, Y and Z, they show ...": a cut before the main clause is a fragment.
+            if subordinate and not _RE_MAIN_CLAUSE.search(prefix):
+                continue
+            # "A, B, and C are ...": cutting a list before its last item leaves a fragment.
+            if sentence.startswith((", and ", ", or "), match.start()) and "," in prefix and len(
+                    prefix.rsplit(",", 1)[1].split()) <= 4:
+                continue
             if n >= min(8, max_words // 2):
                 best = prefix
         if best:
@@ -146,10 +160,7 @@ def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tu
 # -------------------------------------------------------------------- writer
 
 _COMMON_STARTS = frozenset(
-    "the this these those a an in on for to with by our such most many existing recent large "
-    "current although while when it its there each all both one two however we as at from "
-    "given despite unlike using since because if our however, experiments experimental "
-    "results extensive empirical evaluations numerical theoretical finally moreover".split())
+    ["the", "this", "these", "those", "a", "an", "in", "on", "for", "to", "with", "by", "our", "such", "most", "many", "existing", "recent", "large", "current", "although", "while", "when", "it", "its", "there", "each", "all", "both", "one", "two", "however", "we", "as", "at", "from", "given", "despite", "unlike", "using", "since", "because", "if", "our", "however,", "experiments", "experimental", "results", "extensive", "empirical", "evaluations", "numerical", "theoretical", "finally", "moreover"])
 
 
 def _decapitalise(sentence: str, abstract: str) -> str:
@@ -300,8 +311,9 @@ def _fit(first: str, mid: str | None, last: str | None) -> str:
     blurb = ""
     for limits in ((40, 30, 40), (35, 25, 35), (30, 22, 30), (30, 0, 35), (25, 0, 28), (22, 0, 22)):
         parts = [compress(first, limits[0], drop_parentheses=limits[0] < 40)[0]]
-        if mid and limits[1]:
-            parts.append(compress(mid, limits[1], drop_parentheses=limits[1] < 30)[0])
+        # The middle sentence is optional: rather drop it than cut it into a fragment.
+        if mid and limits[1] and len(mid.split()) <= limits[1]:
+            parts.append(compress(mid, limits[1], drop_parentheses=False)[0])
         if last:
             parts.append(compress(last, limits[2], drop_parentheses=limits[2] < 40)[0])
         blurb = " ".join(parts)

@@ -44,7 +44,10 @@ def load_scitldr(path: Path | str) -> list[dict[str, Any]]:
 
 def rouge_scores(predictions: list[str], references: list[list[str]]) -> dict[str, float]:
     """Mean over papers of the best F1 over each paper's references, for ROUGE-1/2/L."""
-    from rouge_score import rouge_scorer  # a dev dependency; only this command needs it
+    try:
+        from rouge_score import rouge_scorer  # a dev dependency; only evaluation needs it
+    except ImportError:
+        raise EvalDataError("ROUGE needs the rouge-score package: pip install rouge-score") from None
 
     scorer = rouge_scorer.RougeScorer(list(METRICS), use_stemmer=True)
     totals = dict.fromkeys(METRICS, 0.0)

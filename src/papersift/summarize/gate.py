@@ -29,7 +29,7 @@ _RE_PIECE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][A-Za-z0-9\u00C0-\u024F'’.+]*
 _RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
 # Generic abbreviations a reporter may use without the abstract spelling them out.
 _GENERIC_NAMES = frozenset(
-    "ai ml nlp llm llms gpu gpus cpu cpus api apis 2d 3d 4d us uk eu phd tl;dr dr tldr".split())
+    ["ai", "ml", "nlp", "llm", "llms", "gpu", "gpus", "cpu", "cpus", "api", "apis", "2d", "3d", "4d", "us", "uk", "eu", "phd", "tl;dr", "dr", "tldr"])
 # "WE-FPN", "Instruct Me More", "US", "mine information" are names and verbs, not the authors.
 _RE_FIRST_PERSON = re.compile(
     r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z])|"
@@ -43,12 +43,7 @@ _RE_I = re.compile(
 _RE_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|‘[^’]*’")
 _RE_LATEX = re.compile(r"\\[A-Za-z]+|\$[^$\s][^$]*\$|\\[\[\(]")
 _HYPE = frozenset(
-    "groundbreaking ground-breaking revolutionary revolutionize revolutionizes revolutionise "
-    "breakthrough breakthroughs unprecedented remarkable remarkably stunning astonishing "
-    "game-changing game-changer paradigm-shifting incredible incredibly amazing amazingly "
-    "spectacular extraordinary dramatic dramatically transformative landmark unparalleled "
-    "unmatched cutting-edge best-ever world-class historic miraculous staggering "
-    "mind-blowing first-ever superb outstanding phenomenal".split())
+    ["groundbreaking", "ground-breaking", "revolutionary", "revolutionize", "revolutionizes", "revolutionise", "breakthrough", "breakthroughs", "unprecedented", "remarkable", "remarkably", "stunning", "astonishing", "game-changing", "game-changer", "paradigm-shifting", "incredible", "incredibly", "amazing", "amazingly", "spectacular", "extraordinary", "dramatic", "dramatically", "transformative", "landmark", "unparalleled", "unmatched", "cutting-edge", "best-ever", "world-class", "historic", "miraculous", "staggering", "mind-blowing", "first-ever", "superb", "outstanding", "phenomenal"])
 _RE_WORD = re.compile(r"[A-Za-z][A-Za-z\-]*")
 
 

@@ -23,6 +23,7 @@ from papersift.summarize.writers import Written, builtin_written
 PROMPT_VERSION = "blurb-v1"
 MAX_ATTEMPTS = 5          # HTTP attempts per request (429/5xx/timeouts/broken bodies)
 MAX_RETRY_AFTER = 60.0    # never sleep longer than this on a server's Retry-After
+MAX_CONSECUTIVE_ERRORS = 3  # papers in a row whose requests failed for good: the endpoint is down
 
 SYSTEM_PROMPT = """You are a science reporter writing for busy researchers. For the paper given,
 write a faithful, plain-language TL;DR and news blurb.
@@ -201,6 +202,9 @@ class LLMWriter:
         self._lock = threading.Lock()
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self._consecutive_errors = 0
+        # Set when the endpoint looks down; the stage stops after the current batch.
+        self.failure: str | None = None
 
     def close(self) -> None:
         self.chat_client.close()
@@ -219,14 +223,25 @@ class LLMWriter:
         tokens = 0
         failures: list[str] = []
         notes: list[str] = []
+        endpoint_failed = False
         for _attempt in range(2):  # the answer, and one retry when it fails the gate
+            if self.failure:
+                notes.append(f"llm unavailable: {self.failure}")
+                endpoint_failed = True
+                break
             try:
                 reply = self.chat_client.chat(build_messages(paper, naming, failures or None))
             except LLMError as exc:
                 notes.append(f"llm error: {exc}")
+                endpoint_failed = True
+                with self._lock:
+                    self._consecutive_errors += 1
+                    if self._consecutive_errors >= MAX_CONSECUTIVE_ERRORS:
+                        self.failure = str(exc)
                 break
             tokens += reply.prompt_tokens + reply.completion_tokens
             with self._lock:
+                self._consecutive_errors = 0
                 self.prompt_tokens += reply.prompt_tokens
                 self.completion_tokens += reply.completion_tokens
             try:
@@ -246,6 +261,6 @@ class LLMWriter:
         fallback = builtin_written(paper)
         fallback.notes = [*notes, "replaced by the builtin writer", *fallback.notes]
         fallback.tokens = tokens
-        fallback.prompt_version = PROMPT_VERSION
         fallback.seconds = time.perf_counter() - started
+        fallback.retry_later = endpoint_failed
         return fallback

@@ -25,12 +25,9 @@ _IRREGULAR_BASE = {
 }
 # Words between "we" and its verb that are not the verb ("we also propose").
 _ADVERBS = frozenset(
-    "also further then first additionally finally now next here therefore thus hence instead "
-    "subsequently theoretically empirically experimentally systematically formally both "
-    "jointly explicitly carefully newly successfully still often only again specifically "
-    "comprehensively rigorously not".split()
+    ["also", "further", "then", "first", "additionally", "finally", "now", "next", "here", "therefore", "thus", "hence", "instead", "subsequently", "theoretically", "empirically", "experimentally", "systematically", "formally", "both", "jointly", "explicitly", "carefully", "newly", "successfully", "still", "often", "only", "again", "specifically", "comprehensively", "rigorously", "not"]
 )
-_MODALS = frozenset("can could will would may might must shall should cannot".split())
+_MODALS = frozenset(["can", "could", "will", "would", "may", "might", "must", "shall", "should", "cannot"])
 _PAPER_NOUNS = (
     r"paper|work|study|article|letter|note|thesis|report|survey|manuscript|position paper|"
     r"short paper|review|tutorial|chapter|dissertation|research|contribution|project|effort"
@@ -93,7 +90,7 @@ def plural_base(verb: str) -> str | None:
 
 
 _RE_ENUMERATOR = re.compile(r"^(?:\(?(?:[ivx]{1,4}|\d{1,2}|[a-h])\)|\d{1,2}\.)\s+")
-_RE_CLAUSE_BEFORE_WE = re.compile(r"^[A-Z][^,;:()]{2,90}?,\s+(?=(?:we|I)\s+[a-z])")
+_RE_CLAUSE_BEFORE_WE = re.compile(r"^(?!We\b|I\b)[A-Z][^;:()]{2,220}?,\s+(?=(?:we|I)\s+[a-z])")
 
 
 def strip_openers(sentence: str) -> str:

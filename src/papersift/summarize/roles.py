@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from papersift.summarize.person import strip_openers
 from papersift.summarize.text import tokens
 
 BACKGROUND, CONTRIBUTION, METHOD, RESULT, OTHER = "background", "contribution", "method", "result", "other"
@@ -48,13 +49,30 @@ _RE_BACKGROUND = re.compile(
     r"important|crucial|problem|limited|suffer|struggle|lack)",
     re.I,
 )
+_RE_CONCESSIVE = re.compile(r"(?:However|Despite|Although|Though|While|Whereas|Yet|Unfortunately|Nevertheless|Nonetheless)\b")
 _RE_NUMBER = re.compile(r"\d")
 _RE_PERCENT = re.compile(r"\d\s?(?:%|percent|x\b|×|times\b|-fold)", re.I)
 _STOP = frozenset(
-    "a an the of for in on to and or with by from via using as at is are be we our this that "
-    "its it into towards toward based new learning deep neural network networks model models "
-    "approach method methods".split()
+    ["a", "an", "the", "of", "for", "in", "on", "to", "and", "or", "with", "by", "from", "via", "using", "as", "at", "is", "are", "be", "we", "our", "this", "that", "its", "it", "into", "towards", "toward", "based", "new", "learning", "deep", "neural", "network", "networks", "model", "models", "approach", "method", "methods"]
 )
+
+
+_RE_STARTS_WE_PROPOSE = re.compile(r"We (?:\w+ly )?(?:propose|introduce|present|develop)")
+
+
+def bigrams(text: str) -> set[tuple[str, str]]:
+    lowered = text.lower().split()
+    return set(zip(lowered, lowered[1:], strict=False))
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentContext:
+    """What a sentence's features need to know about the rest of its abstract."""
+
+    first_strong: int | None = None
+    first_contribution: int | None = None
+    first_we: int | None = None
+    title_bigrams: frozenset[tuple[str, str]] = frozenset()
 
 
 @dataclass(slots=True)
@@ -80,6 +98,8 @@ def classify(text: str, index: int, count: int, strong: bool | None = None) -> s
         strong = bool(_RE_STRONG_CUE.search(text))
     if strong:
         return CONTRIBUTION
+    if _RE_CONCESSIVE.match(text):
+        return BACKGROUND
     result = _RE_RESULT.search(text)
     if result and (index > 0 or _RE_NUMBER.search(text)) and index >= count // 3:
         return RESULT
@@ -101,25 +121,32 @@ def classify(text: str, index: int, count: int, strong: bool | None = None) -> s
 # benchmarks/bench_summarize.py --fit.
 WEIGHTS = {
     "bias": 0.0,
-    "first": 0.041,
-    "second": -0.002,
-    "last": 0.004,
-    "relpos": -0.022,
-    "title": 0.089,
-    "strong": 0.036,
-    "contribution": 0.027,
-    "result": 0.006,
-    "method": 0.01,
-    "background": -0.039,
-    "we": 0.006,
-    "long": -0.035,
-    "short": -0.061,
-    "central": 0.492,
-    "novel": 0.02,
-    "propose": 0.021,
-    "words": 0.108,
-    "modal_we": -0.012,
-    "title_n": 0.176,
+    "first": 0.032,
+    "second": -0.003,
+    "last": -0.0,
+    "relpos": -0.003,
+    "title": 0.065,
+    "strong": 0.007,
+    "contribution": 0.015,
+    "result": 0.004,
+    "method": 0.012,
+    "background": -0.027,
+    "we": 0.0,
+    "long": -0.033,
+    "short": -0.063,
+    "central": 0.49,
+    "novel": 0.017,
+    "propose": 0.002,
+    "words": 0.117,
+    "modal_we": -0.013,
+    "title_n": 0.171,
+    "first_strong": 0.012,
+    "first_contribution": 0.029,
+    "starts_we_propose": 0.027,
+    "has_colon": -0.019,
+    "has_number": -0.007,
+    "title_bigram": 0.052,
+    "first_we": 0.017,
 }
 
 
@@ -127,16 +154,20 @@ _RE_NOVEL = re.compile(r"\bnovel|\bnew\b", re.I)
 _RE_PROPOSE = re.compile(r"\bwe (?:\w+ly )?(?:propose|introduce|present)", re.I)
 _RE_MODAL_WE = re.compile(r"\bwe (?:can|could|need|must|should|may)\b", re.I)
 _RE_WE = re.compile(r"\b(?:we|our)\b", re.I)
+_RE_WE_WORD = re.compile(r"\bwe\b", re.I)
 
 
 def features(
     text: str, index: int, count: int, title_tokens: set[str], role: str,
     sentence_tokens: set[str] | None = None, centrality: float = 0.0, strong: bool | None = None,
+    context: DocumentContext | None = None,
 ) -> dict[str, float]:
     """The salience features of one sentence (the keys of WEIGHTS, less the bias).
 
-    `centrality`: how many other sentences share this one's content words, on average.
+    `centrality`: how many other sentences share this one's content words, on average;
+    `context`: where the abstract's first contribution cues are, and the title's bigrams.
     """
+    context = context or DocumentContext()
     if sentence_tokens is None:
         sentence_tokens = content_tokens(text)
     overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
@@ -163,11 +194,19 @@ def features(
         "words": min(n_words, 60) / 60,
         "modal_we": float(bool(_RE_MODAL_WE.search(text))),
         "title_n": len(sentence_tokens & title_tokens) / max(1, len(sentence_tokens)),
+        "first_strong": float(index == context.first_strong),
+        "first_contribution": float(index == context.first_contribution),
+        "starts_we_propose": float(bool(_RE_STARTS_WE_PROPOSE.match(strip_openers(text)))),
+        "has_colon": float(":" in text),
+        "has_number": float(bool(_RE_NUMBER.search(text))),
+        "title_bigram": (len(bigrams(text) & context.title_bigrams) / len(context.title_bigrams)
+                         if context.title_bigrams else 0.0),
+        "first_we": float(index == context.first_we),
     }
 
 
-def analyse(sentences: list[str], title: str) -> list[Sentence]:
-    """Role and salience of every sentence of an abstract."""
+def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str, float]]]:
+    """(role, features) of every sentence of an abstract, in order."""
     title_tokens = content_tokens(title)
     count = len(sentences)
     token_sets = [content_tokens(text) for text in sentences]
@@ -175,14 +214,30 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
     for token_set in token_sets:
         for token in token_set:
             document_frequency[token] = document_frequency.get(token, 0) + 1
-    analysed = []
+    strongs = [bool(_RE_STRONG_CUE.search(text)) for text in sentences]
+    roles_ = [classify(text, index, count, strongs[index]) for index, text in enumerate(sentences)]
+    context = DocumentContext(
+        first_strong=next((i for i, strong in enumerate(strongs) if strong), None),
+        first_contribution=next((i for i, r in enumerate(roles_) if r == CONTRIBUTION), None),
+        first_we=next((i for i, t in enumerate(sentences) if _RE_WE_WORD.search(t)), None),
+        title_bigrams=frozenset(bigrams(title)),
+    )
+    table = []
     for index, text in enumerate(sentences):
-        strong = bool(_RE_STRONG_CUE.search(text))
-        role = classify(text, index, count, strong)
         token_set = token_sets[index]
         centrality = (sum(document_frequency[t] - 1 for t in token_set) / max(1, len(token_set))
                       / max(1, count - 1))
-        feats = features(text, index, count, title_tokens, role, token_set, centrality, strong)
+        table.append((roles_[index], features(
+            text, index, count, title_tokens, roles_[index], token_set, centrality, strongs[index],
+            context)))
+    return table
+
+
+def analyse(sentences: list[str], title: str) -> list[Sentence]:
+    """Role and salience of every sentence of an abstract."""
+    analysed = []
+    for index, (text, (role, feats)) in enumerate(
+            zip(sentences, feature_table(sentences, title), strict=True)):
         score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=len(text.split()),

@@ -79,7 +79,7 @@ _RE_WS = re.compile(r"\s+")
 _RE_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)\]])")
 _RE_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 _RE_MISSING_SPACE_AFTER_STOP = re.compile(
-    r"(?<=[a-z]{3})\.(?=[A-Z][a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)")
+    r"(?<=[a-z]{3})\.(?=[A-Z][a-z]|(?:A|I) [a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)")
 _RE_MISSING_SPACE = re.compile(r"(?<=[a-z]{2})([,;])(?=[A-Za-z]{2})")
 
 
@@ -109,16 +109,15 @@ def _accent(match: re.Match[str]) -> str:
 
 def _command(match: re.Match[str]) -> str:
     name = match.group(1)
+    spaced = match.group(0).endswith(" ")
     if name in _GREEK:
-        return _GREEK[name]
+        return _GREEK[name] + (" " if spaced else "")
     if name in _SYMBOLS:
         value = _SYMBOLS[name]
         # Operator names and relations stand apart from their neighbours ("√n log n", "a ≤ b").
         if (value.isalpha() and len(value) > 1) or value in _SPACED:
             return f" {value} "
-        if name.startswith("text") and match.group(0).endswith(" "):
-            return value + " "  # text-mode symbols keep the space after them ("20° is")
-        return value
+        return value + (" " if spaced else "")  # "20° is", "ε = 0.1"
     # Unknown command: keep its name as a word (e.g. a macro for a method name).
     return name + " " if match.group(0).endswith(" ") else name
 
@@ -179,9 +178,8 @@ _ABBREVIATIONS = {
     "vs", "cf", "approx", "resp", "dr", "mr", "mrs", "ms", "prof", "no", "nos", "vol", "pp",
     "ref", "refs", "ch", "chap", "inc", "ltd", "co", "corp", "jr", "sr", "st", "univ", "ca",
     "thm", "lem", "def", "prop", "cor", "alg", "app", "appx", "est", "incl", "avg", "w.r.t",
-    "a.k.a", "u.s", "u.k", "e.u", "viz", "ph.d", "b.sc", "m.sc", "dept", "sect", "approx",
-    "max", "min", "nat", "proc", "conf", "mt", "op", "ed", "eds", "ver", "cit", "para",
-    "vert", "no", "vs", "ex", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "a.k.a", "u.s", "u.k", "e.u", "viz", "ph.d", "b.sc", "m.sc", "dept", "sect", "max", "min", "nat", "proc", "conf", "mt", "op", "ed", "eds", "ver", "cit", "para",
+    "vert", "ex", "rev", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
     "sept", "oct", "nov", "dec",
 }
 # A boundary candidate: sentence-final punctuation, optional closers, whitespace, then a start.
@@ -190,11 +188,24 @@ _RE_BOUNDARY = re.compile(
 _RE_LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"“']*([^\s(\[\"“']+)$")
 
 
+# A run-on: a new sentence that starts like a contribution without a full stop before it.
+_RE_RUN_ON = re.compile(
+    r"(?<=[a-z0-9)]) (?=(?:To (?:address|tackle|solve|overcome|bridge|fill) (?:this|these|the)|"
+    r"In this (?:paper|work|study|article)|Here,? we|We (?:propose|present|introduce|develop)|"
+    r"This (?:paper|work) (?:proposes|presents|introduces))\b)")
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of cleaned text, robust to abbreviations, 'et al.', decimals, initials and 'Fig. 3'."""
     text = text.strip()
     if not text:
         return []
+    if " To " in text or " In this " in text or " We " in text or " Here" in text or " This " in text:
+        return [piece for part in _RE_RUN_ON.split(text) for piece in _split(part)]
+    return _split(text)
+
+
+def _split(text: str) -> list[str]:
     sentences, start = [], 0
     for match in _RE_BOUNDARY.finditer(text):
         end = match.end(2)
@@ -204,7 +215,10 @@ def split_sentences(text: str) -> list[str]:
             token = token_match.group(1) if token_match else ""
             lowered = token.lower()
             # Acronyms ("CF", "NO") end sentences; only their lower/title-case forms abbreviate.
-            if not token.isupper() and (lowered in _ABBREVIATIONS or lowered.rstrip(".") in _ABBREVIATIONS):
+            abbreviation = not token.isupper() and (
+                lowered in _ABBREVIATIONS or lowered.rstrip(".") in _ABBREVIATIONS)
+            # "No. 5" abbreviates; "... says no. It" ends a sentence.
+            if abbreviation and not (lowered == "no" and not text[match.end()].isdigit()):
                 continue
             if before.endswith("et al") or before.endswith("et. al"):
                 continue

@@ -24,6 +24,7 @@ class Written:
     tokens: int | None = None
     seconds: float = 0.0
     passed: bool = True               # the final text passed the faithfulness gate
+    retry_later: bool = False         # a stand-in (the endpoint failed): the next run tries again
 
 
 class Writer(Protocol):

@@ -19,9 +19,13 @@ class Clustering:
     iterations: int = 0
 
 
-def choose_k(n_papers: int, papers_per_topic: int, min_k: int = 2, max_k: int = 400) -> int:
-    """Number of fine topics for a corpus: about papers_per_topic papers each."""
-    return int(min(max_k, max(min_k, round(n_papers / max(1, papers_per_topic)))))
+def choose_k(n_papers: int, papers_per_topic: int, min_topic_size: int = 12,
+             max_k: int = 400) -> int:
+    """Number of fine topics: about papers_per_topic papers each, but at least 20 topics
+    (of at least three times the minimum size) on a small corpus, so a new install with a
+    few days of papers still gets topics rather than two or three buckets."""
+    floor = min(20, n_papers // max(1, 3 * min_topic_size))
+    return int(max(1, min(max_k, max(floor, round(n_papers / max(1, papers_per_topic))))))
 
 
 def normalize(matrix: np.ndarray) -> np.ndarray:

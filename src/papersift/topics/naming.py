@@ -175,5 +175,14 @@ def name_topics(store: Any, settings: Settings, client: httpx.Client | None = No
     finally:
         if own_client:
             client.close()
+    # Two topics with one name would be one topic to a reader: the larger keeps it.
+    seen: set[str] = set()
+    for topic in topics:
+        name = results.get(topic["id"])
+        if name and name.lower() in seen:
+            results[topic["id"]] = None
+            counts["duplicates"] = counts.get("duplicates", 0) + 1
+        elif name:
+            seen.add(name.lower())
     store.set_topic_llm_labels([(tid, label) for tid, label in results.items()])
     return counts | {"errors": errors[:5]}

@@ -3,6 +3,7 @@ near-duplicate and uniqueness rules."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -58,6 +59,19 @@ GENERIC = _words(
     explored exploring investigate investigates investigated investigating focus focuses
     key-value respectively thereby despite whereas while"""
 )
+# Words too vague to be a label alone, though they carry meaning inside a phrase
+# ("image generation", "object detection", "feature extraction").
+WEAK_ALONE = _words(
+    """parameter parameters useful effect
+    effects feature features module modules content old algorithm algorithms representation
+    representations network networks structure structures knowledge inference label labels
+    class classes score scores evaluating answer answers detection estimation generation
+    text image images information mechanism mechanisms component components strategy
+    strategies objective objectives function functions space spaces tool tools metric
+    metrics loss losses input inputs output outputs signal signals previously normal concerns
+    deep research texts samples sample responses response user users human humans world
+    visual textual semantic"""
+)
 # A label phrase may not start or end with these: they make "propose novel" fragments.
 _BAD_EDGE = STOPWORDS | _words(
     """paper papers work propose proposes proposed proposing present presents presented
@@ -75,7 +89,10 @@ _BAD_EDGE = STOPWORDS | _words(
     best good well wide widely compared prior previous current numerous multiple substantial
     substantially notably notable demonstrating validate validated validates consistent
     consistently superior competitive comprehensive available publicly release released
-    specific general"""
+    specific general reveal reveals revealed conduct conducts conducted promising comparable
+    future employ employs employing generate generates generated evolving driven specialized
+    underlying basic severe correct accurate stable findings results remarkable impressive
+    remarkably promising achieves yields yield leads lead"""
 )
 
 _LATEX_MATH = re.compile(r"\$[^$]*\$")
@@ -84,12 +101,43 @@ _URL = re.compile(r"https?://\S+|www\.\S+")
 # Clauses end at punctuation: a phrase never spans a comma or a full stop.
 
 
+MIN_LOG_LIFT = float(np.log(1.5))
+TRUNCATED_SHARE = 0.6
+# Words that want a noun after them: a phrase ending in one is a fragment.
+NO_END = _words(
+    """large neural deep convolutional multimodal multi-modal named generative pre-trained
+    pretrained recurrent spiking supervised unsupervised self-supervised semi-supervised
+    fine-tuned vision-language visual textual based""")
+
+
 @dataclass
 class DocTerms:
     """Binary document-term matrix over words and 2-3-word phrases, and the term strings."""
 
     matrix: sparse.csr_matrix  # docs x terms, 1 where the doc contains the term
     terms: list[str]
+    df: np.ndarray | None = None  # documents holding each term
+
+    def truncated(self, share: float = TRUNCATED_SHARE) -> np.ndarray:
+        """Terms that are mostly the start of one longer term: "large language" (models),
+        "reinforcement" (learning). Such fragments make poor labels."""
+        df = self.df if self.df is not None else np.asarray(self.matrix.sum(axis=0)).ravel()
+        index = {term: i for i, term in enumerate(self.terms)}
+        continued = np.zeros(len(self.terms), dtype=np.float64)
+        for i, term in enumerate(self.terms):
+            head, _, _ = term.rpartition(" ")
+            j = index.get(head) if head else None
+            if j is not None:
+                continued[j] = max(continued[j], df[i] / max(df[j], 1))
+        truncated = continued >= share
+        # "multimodal large language" ends in the fragment "large language": also a fragment.
+        for i, term in enumerate(self.terms):
+            words = term.split()
+            if len(words) == 3:
+                j = index.get(" ".join(words[1:]))
+                if j is not None and truncated[j]:
+                    truncated[i] = True
+        return truncated
 
 
 def clean(text: str) -> str:
@@ -108,7 +156,8 @@ def stem(word: str) -> str:
             break
     for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"),
                          ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith(
+                ("ss", "us", "is", "as")):
             word = word[: -len(suffix)] + repl
             break
     if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiousz":
@@ -137,6 +186,7 @@ class _Vocab:
         self.kind: list[int] = []
         self.bad_edge: list[bool] = []
         self.generic: list[bool] = []
+        self.weak: list[bool] = []
 
     def add(self, word: str) -> int:
         index = self.ids.get(word)
@@ -159,6 +209,7 @@ class _Vocab:
         self.kind.append(word_kind)
         self.bad_edge.append(word in _BAD_EDGE)
         self.generic.append(word in GENERIC or word == "of")
+        self.weak.append(word in WEAK_ALONE)
         return index
 
     def decode(self, code: int) -> str:
@@ -186,10 +237,11 @@ def _chunk_codes(texts: Sequence[str], vocab: _Vocab, first_doc: int) -> tuple[n
     kind = np.asarray(vocab.kind, dtype=np.int8)[ids]
     bad = np.asarray(vocab.bad_edge, dtype=bool)[ids]
     gen = np.asarray(vocab.generic, dtype=bool)[ids]
+    weak = np.asarray(vocab.weak, dtype=bool)[ids]
     word = kind == _WORDTOKEN
     edge = word & ~bad
     parts_doc, parts_code = [], []
-    uni = edge & ~gen
+    uni = edge & ~gen & ~weak
     parts_doc.append(doc[uni])
     parts_code.append(ids[uni])
     bi = edge[:-1] & edge[1:] & ~(gen[:-1] & gen[1:])
@@ -233,7 +285,8 @@ def doc_terms(texts: Sequence[str], min_df: int = 3) -> DocTerms:
         (np.ones(int(mask.sum()), dtype=np.float32), (docs[mask], column[inverse[mask]])),
         shape=(len(texts), int(kept.sum())),
     )
-    return DocTerms(matrix=matrix, terms=[vocab.decode(int(c)) for c in unique[kept]])
+    return DocTerms(matrix=matrix, terms=[vocab.decode(int(c)) for c in unique[kept]],
+                    df=df[kept])
 
 
 def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> np.ndarray:
@@ -255,20 +308,34 @@ def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> np.n
     inside = counts / np.maximum(sizes, 1)[:, None]
     outside = (total_df[None, :] - counts + 1.0) / (n_docs - sizes[:, None] + 2.0)
     lift = np.log(np.maximum(inside, 1e-12) / outside)
-    return np.where((lift > 0) & (counts >= 2), inside * lift, 0.0)
+    # A phrase distinguishes a class only if it is clearly more common there than elsewhere.
+    return np.where((lift > MIN_LOG_LIFT) & (counts >= 2), inside * lift, 0.0)
 
 
-def _near_duplicate(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    return a == b or set(a) <= set(b) or set(b) <= set(a)
+def same_word(a: str, b: str) -> bool:
+    """Stems of one word: equal, or sharing most of the shorter one ("agent"/"agentic",
+    "anomaly"/"anomalous", "diagnosis"/"diagnostic")."""
+    if a == b:
+        return True
+    shorter = min(len(a), len(b))
+    common = len(os.path.commonprefix([a, b]))
+    return common >= 4 and common >= 0.75 * shorter
+
+
+def near_duplicate(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Two phrases of one label repeat each other when they share a word: "video diffusion"
+    and "video generation" say "video" twice, "agents" and "agentic" are one word."""
+    return any(same_word(x, y) for x in a for y in b)
 
 
 def choose_labels(
     scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
-    candidates: int = 40, phrase_bonus: float = 1.25,
+    candidates: int = 40, phrase_bonus: float = 1.5, truncated: np.ndarray | None = None,
 ) -> list[list[str]]:
     """Up to max_phrases distinguishing phrases per class, no two near-duplicates within a
     class and no phrase (by stem) used by two classes: a phrase goes to the class where it
-    scores highest, in one global pass over all (score, class, phrase) candidates."""
+    scores highest, in one global pass over all (score, class, phrase) candidates.
+    truncated marks terms that are mostly the start of a longer phrase ("large language")."""
     n_classes = scores.shape[0]
     lengths = np.array([len(t.split()) for t in terms])
     # Phrases read better than single words: "reward modelling" over "reward".
@@ -280,19 +347,26 @@ def choose_labels(
         pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
     pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
     chosen: list[list[tuple[str, tuple[str, ...]]]] = [[] for _ in range(n_classes)]
-    owner: dict[tuple[str, ...], int] = {}
+    owner: set[tuple[str, ...]] = set()
+    owner_words: set[frozenset[str]] = set()
     for _, c, t in pool:
         if len(chosen[c]) >= max_phrases:
             continue
         term = terms[t]
-        key = phrase_key(term)
-        if key in owner or any(_near_duplicate(key, k) for _, k in chosen[c]):
+        if truncated is not None and truncated[t]:
             continue
-        # A phrase that merely extends another class's phrase would blur the two labels.
-        if any(len(k) > 1 and len(key) > 1 and set(k) == set(key) for k in owner):
+        words = term.split()
+        if len(words) > 1 and words[-1] in NO_END:
+            continue
+        key = phrase_key(term)
+        # The same words in another order label another class already ("models of language").
+        if key in owner or frozenset(key) in owner_words:
+            continue
+        if any(near_duplicate(key, k) for _, k in chosen[c]):
             continue
         chosen[c].append((term, key))
-        owner[key] = c
+        owner.add(key)
+        owner_words.add(frozenset(key))
     return [[term for term, _ in chosen[c]] for c in range(n_classes)]
 
 

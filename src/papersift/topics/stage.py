@@ -36,8 +36,11 @@ class TopicsError(RuntimeError):
 class BuildParams:
     """What shapes a build; recorded with it in topic_builds.params."""
 
-    papers_per_topic: int = 400
-    other_similarity: float = 0.40
+    # Measured (docs/benchmarks/topics.md): NMI against categories falls as topics get finer,
+    # and matches the k=50 baseline at about 2,000 papers per topic on the recent corpus.
+    papers_per_topic: int = 2000
+    # Cosine to the nearest centroid below which a paper fits no topic ("other", ~3%).
+    other_similarity: float = 0.50
     min_topic_size: int = 12
     max_topics: int = 400
     sections: int = 0          # 0: choose from the number of topics
@@ -57,6 +60,8 @@ def model_id(settings: Settings, store: Any | None = None) -> str:
                    "openai": f"openai:{settings.embed_model}"}.get(settings.embedder, "")
     if store is not None:
         models = list(store.embedding_models())
+        if not models:  # nothing to read whichever model it is: don't load one to ask
+            return FALLBACK_MODEL_ID
         if len(models) == 1:
             return models[0]
         matching = [m for m in models if kind_prefix and m.startswith(kind_prefix)]
@@ -90,11 +95,15 @@ def plan_build(
     clock = time.perf_counter()
     vectors = normalize(np.asarray(vectors, dtype=np.float32))
     old_topics = list(previous["topics"]) if previous else []
-    old_regular = [t for t in old_topics if not t["is_other"] and t["centroid"] is not None
-                   and len(t["centroid"]) == vectors.shape[1]]
+    # Largest first: when fewer topics are wanted than there were, the big ones seed k-means.
+    old_regular = sorted(
+        (t for t in old_topics if not t["is_other"] and t["centroid"] is not None
+         and len(t["centroid"]) == vectors.shape[1]),
+        key=lambda t: (-int(t.get("size") or 0), t["id"]))
     warm = np.vstack([t["centroid"] for t in old_regular]) if (
         params.warm_start and old_regular) else None
-    k = choose_k(len(paper_ids), params.papers_per_topic, max_k=params.max_topics)
+    k = choose_k(len(paper_ids), params.papers_per_topic, params.min_topic_size,
+                 max_k=params.max_topics)
     say(f"clustering {len(paper_ids):,} papers into up to {k} topics")
     clustering = cluster(vectors, k, params.other_similarity, params.min_topic_size,
                          previous=warm, seed=params.seed, max_iter=params.max_iter)
@@ -107,7 +116,7 @@ def plan_build(
     ordered_texts = [paper_text(*texts[pid]) for pid in paper_ids]
     terms = doc_terms(ordered_texts)
     scores = class_tfidf(terms, labels, n_topics)
-    phrases = choose_labels(scores, terms.terms)
+    phrases = choose_labels(scores, terms.terms, truncated=terms.truncated())
     phrases = _display_forms(phrases, labels, clustering.similarity, ordered_texts)
     timings["label"] = time.perf_counter() - clock
 

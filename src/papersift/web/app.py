@@ -6,6 +6,7 @@ import hmac
 import json
 import logging
 import os
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
@@ -77,12 +78,58 @@ def _json(data: Any, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
+class PageCache:
+    """Rendered pages of this process, dropped whenever the database changes.
+
+    Pages only change when a stage commits, so between commits a page is rendered once.
+    SQLite's `PRAGMA data_version` moves when another connection commits; the site's own
+    writes (flags) clear the cache themselves.
+    """
+
+    def __init__(self, max_bytes: int = 64 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[tuple[str, ...], tuple[bytes, str, dict[str, str]]] = \
+            OrderedDict()
+        self.size = 0
+        self.version: int | None = None
+
+    def validate(self, version: int) -> None:
+        if version != self.version:
+            self.clear()
+            self.version = version
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.size = 0
+
+    def get(self, key: tuple[str, ...]) -> Response | None:
+        hit = self.entries.get(key)
+        if hit is None:
+            return None
+        self.entries.move_to_end(key)
+        body, media_type, headers = hit
+        return Response(body, media_type=media_type, headers=headers)
+
+    def put(self, key: tuple[str, ...], response: Response) -> None:
+        body = bytes(response.body)
+        if len(body) > self.max_bytes // 8:
+            return
+        headers = {k: v for k, v in response.headers.items()
+                   if k in ("cache-control",)}
+        self.entries[key] = (body, response.media_type or "text/html", headers)
+        self.size += len(body)
+        while self.size > self.max_bytes and self.entries:
+            _, (old, _, _) = self.entries.popitem(last=False)
+            self.size -= len(old)
+
+
 class Web:
     """Endpoints bound to one Site."""
 
     def __init__(self, site: views.Site) -> None:
         self.site = site
         self.linker = Linker()
+        self.cache = PageCache(max(0, int(site.settings.web_cache_mb)) << 20)
 
     @property
     def title(self) -> str:
@@ -111,13 +158,22 @@ class Web:
                         media_type="text/html; charset=utf-8")
 
     def page(self, build: Callable[[Request], dict[str, Any]],
-             threaded: bool = False) -> Callable[[Request], Any]:
+             threaded: bool = False, cache: bool = True) -> Callable[[Request], Any]:
         """An endpoint: build the page dict, answer in the asked format; errors become pages."""
 
         async def endpoint(request: Request) -> Response:
+            key = (_format(request), request.url.path, request.url.query)
+            if cache and self.cache.max_bytes:
+                self.cache.validate(self.site.store.data_version())
+                hit = self.cache.get(key)
+                if hit is not None:
+                    return hit
             try:
                 data = await run_in_threadpool(build, request) if threaded else build(request)
-                return self.respond(request, data)
+                response = self.respond(request, data)
+                if cache and self.cache.max_bytes and response.status_code == 200:
+                    self.cache.put(key, response)
+                return response
             except views.Redirect as moved:
                 return RedirectResponse(moved.location, status_code=301)
             except views.NotFound as missing:
@@ -148,6 +204,7 @@ class Web:
         flagger = getattr(db, "flag_summary", None)
         # The summaries stage's own method when it has one; the plain row update otherwise.
         done = flagger(pid, reason) if flagger else db.flag_summary_row(pid, reason)
+        self.cache.clear()  # our own commit does not move data_version on this connection
         if done is False:
             return _json({"error": f"paper {pid!r} has no summary to flag"}, 404)
         return _json({"flagged": pid, "reason": reason})
@@ -217,7 +274,8 @@ def create_app(settings: Settings) -> Starlette:
         Route("/authors/{slug}", page(lambda r: views.author(site, r.path_params["slug"], q(r)))),
         Route("/papers/{pid:path}", page(lambda r: views.paper(site, r.path_params["pid"]),
                                          threaded=True)),
-        Route("/search", page(lambda r: search_page(site, dict(r.query_params)), threaded=True)),
+        Route("/search", page(lambda r: search_page(site, dict(r.query_params)), threaded=True,
+                              cache=False)),
         Route("/sitemap.xml", web.sitemap),
         Route("/sitemap-{name}.xml", web.sitemap),
         Route("/api/flag/{pid:path}", web.flag, methods=["POST"]),

@@ -17,14 +17,14 @@ from papersift.settings import Settings
 from papersift.store import Store, open_store
 from papersift.web.authorline import author_line
 from papersift.web.categories import category_label, is_category
-from papersift.web.text import bibtex, first_sentences, readable
+from papersift.web.text import bibtex, first_sentences, plain, readable
 
 log = logging.getLogger(__name__)
 
 STORIES_PER_SECTION = 3
 TREND_WEEKS = 12
 # Enough of a raw abstract to hold its first sentences: cleaning all of it for a listing is waste.
-_OPENING = 900
+_OPENING = 600
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -98,7 +98,7 @@ def _topic_ref(row: dict[str, Any] | None) -> dict[str, Any] | None:
 def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
     """One paper as a listing shows it."""
     summary = row.get("summary")
-    blurb = readable(summary["blurb"]) if summary and summary.get("blurb") else ""
+    blurb = plain(summary["blurb"]) if summary and summary.get("blurb") else ""
     abstract = readable(row["abstract"]) if full_abstract else ""
     authors = [{"name": a["name"], "url": author_url(a["slug"])} for a in row["lead_authors"]]
     data = {
@@ -109,7 +109,7 @@ def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
         "authors": authors,
         "n_authors": row["n_authors"],
         "author_line": author_line([a["name"] for a in authors], row["n_authors"]),
-        "tldr": readable(summary["tldr"]) if summary and summary.get("tldr") else None,
+        "tldr": plain(summary["tldr"]) if summary and summary.get("tldr") else None,
         "blurb": blurb or first_sentences(abstract or readable(row["abstract"][:_OPENING])),
         "blurb_from": "summary" if blurb else "abstract",
         "topic": _topic_ref(row.get("topic")),
@@ -437,8 +437,8 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
                         for a in stored["authors"]],
             "date": stored["sort_date"], "announced": stored["announced"],
             "submitted": stored["submitted"], "version": stored["version"],
-            "tldr": readable(summary["tldr"]) if summary else None,
-            "blurb": readable(summary["blurb"]) if summary else None,
+            "tldr": plain(summary["tldr"]) if summary else None,
+            "blurb": plain(summary["blurb"]) if summary else None,
             "provenance": provenance(summary) if summary else None,
             "summary": {k: summary[k] for k in ("writer", "model", "prompt_version",
                                                 "created_at")} if summary else None,

@@ -1,0 +1,165 @@
+"""The helper process of a file ingest: reads, parses and prepares lines so the writer only runs SQL."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import pickle
+import queue
+import threading
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import NamedTuple
+
+from papersift.records import PaperRecord, Skipped
+from papersift.sources import SourceOptions
+from papersift.sources.files import in_range, iter_lines, line_key, parse_line
+from papersift.store import open_store
+from papersift.store.papers import PreparedRecord, prepare_record
+
+# Lines per message: big enough that pickling and pipe hand-offs cost little per line.
+_CHUNK_LINES = 1000
+# Chunks the helper may run ahead of the writer (bounds memory: ~1 MB of text per chunk).
+_AHEAD = 8
+
+
+class CachedLine(NamedTuple):
+    """A line that gave the record its source last gave for its paper, when the helper looked.
+
+    The writer confirms it (PapersStore.current_lines) and parses it only if that changed.
+    """
+
+    key: int
+    where: str
+    line: bytes
+
+
+Item = PreparedRecord | CachedLine | Skipped
+
+
+def file_items(path: Path, options: SourceOptions, db_path: Path) -> Iterator[Item]:
+    """The items of a JSON-lines file, read, parsed and prepared in a helper process.
+
+    Without --since/--until/--limit, lines already ingested unchanged are recognised by their
+    key and not parsed at all. Errors of the helper are raised here.
+    """
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    helper = context.Process(
+        target=_produce, args=(path, options, db_path, sender, receiver),
+        name="papersift-ingest-reader", daemon=True)
+    helper.start()
+    sender.close()
+    try:
+        while True:
+            try:
+                message = receiver.recv_bytes()
+            except EOFError:
+                helper.join(timeout=5)
+                raise RuntimeError(
+                    f"ingest helper for {path} died (exit code {helper.exitcode})") from None
+            kind, payload = pickle.loads(message)
+            if kind == "items":
+                yield from payload
+            elif kind == "error":
+                raise payload
+            else:
+                return
+    finally:
+        receiver.close()  # a helper still writing gets a broken pipe and ends
+        helper.join(timeout=5)
+        if helper.is_alive():
+            helper.kill()
+
+
+def _produce(
+    path: Path, options: SourceOptions, db_path: Path, sender: Connection, receiver: Connection
+) -> None:
+    """Helper process: send ('items', [...]) messages, then ('done', None) or ('error', exc)."""
+    receiver.close()  # so that the pipe breaks when the writer goes away, even if killed
+    outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
+
+    def send_all() -> None:
+        # Writing to the pipe releases the GIL, so parsing goes on while a chunk is sent.
+        try:
+            while (message := outbox.get()) is not None:
+                sender.send_bytes(message)
+        except OSError:  # the writer is gone: nothing more to do
+            pass
+
+    courier = threading.Thread(target=send_all, daemon=True)
+    courier.start()
+
+    def post(message: bytes | None) -> None:
+        while courier.is_alive():
+            try:
+                outbox.put(message, timeout=0.5)
+                return
+            except queue.Full:
+                continue
+        raise SystemExit(0)  # the writer went away
+
+    def put(kind: str, payload: object) -> None:
+        post(pickle.dumps((kind, payload), pickle.HIGHEST_PROTOCOL))
+
+    try:
+        for chunk in _chunks(_prepare(path, options, db_path)):
+            put("items", chunk)
+        put("done", None)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 (handed to the writer)
+        put("error", exc)
+    finally:
+        with contextlib.suppress(SystemExit):
+            post(None)
+        courier.join()
+        sender.close()
+
+
+def _chunks(items: Iterator[Item]) -> Iterator[list[Item]]:
+    chunk: list[Item] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= _CHUNK_LINES:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _prepare(path: Path, options: SourceOptions, db_path: Path) -> Iterator[Item]:
+    """Lines -> items, with the same records, skips and limit as files.read_jsonl."""
+    filtered = bool(options.since or options.until or options.limit)
+    # Lines known unchanged are only worth skipping on a whole-file run: with a date range or
+    # a limit, which lines count depends on their parsed content.
+    known = None if filtered else open_store(db_path, readonly=True)
+    emitted = 0
+    try:
+        for lines in _chunks(iter_lines(path)):
+            keys = [None if isinstance(item, Skipped) else line_key(item[1]) for item in lines]
+            unchanged = known.current_lines([k for k in keys if k is not None]) if known else set()
+            for item, key in zip(lines, keys, strict=True):
+                if isinstance(item, Skipped):
+                    yield item
+                    continue
+                number, line = item
+                where = f"{path.name}:{number}"
+                if key in unchanged:
+                    yield CachedLine(key, where, line)  # type: ignore[arg-type]
+                    continue
+                record = parse_line(line, where)
+                if not isinstance(record, PaperRecord):
+                    yield record
+                    continue
+                if not in_range(record, options):
+                    continue
+                yield prepare_record(record, key)
+                emitted += 1
+                if options.limit and emitted >= options.limit:
+                    return
+    finally:
+        if known is not None:
+            known.close()
