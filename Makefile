@@ -5,8 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PAPERSIFT := $(VENV)/bin/papersift
 SHARED_DATA ?= ../shared/data
-# The main job's sources; offline, use: make run SOURCES=file:$(SHARED_DATA)/arxiv-2025-2026.jsonl.gz
-SOURCES ?= arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML
+# The main job's sources (default: the `sources` setting, live arXiv). Offline, use
+#   make run SOURCES=file:$(SHARED_DATA)/arxiv-2025-2026.jsonl.gz [LIMIT=5000]
+SOURCES ?=
+LIMIT ?=
 PYTEST_ARGS ?=
 
 .PHONY: install run test lint readme clean
@@ -20,10 +22,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
 
+# Ingest, embed, group, summarize, then serve and print the URL.
 run: install
-	$(PAPERSIFT) ingest $(SOURCES); status=$$?; \
-	  if [ $$status -ne 0 ] && [ $$status -ne 3 ]; then exit $$status; fi
-	$(PAPERSIFT) stats
+	$(PAPERSIFT) up $(foreach s,$(SOURCES),--source $(s)) $(if $(LIMIT),--limit $(LIMIT))
 
 test: install
 	bash scripts/test-deps.sh

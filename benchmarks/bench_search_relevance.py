@@ -85,16 +85,13 @@ def main() -> None:
             print(json.dumps(result.as_dict()))
         if args.sweep:
             cached = CachedEmbedder(embedder)  # the sweep reports relevance, not latency
-            for title_weight in (1.0, 2.0, 3.0, 5.0):
-                fusion = replace(DEFAULT_FUSION, title_weight=title_weight)
+            grid = [(alpha, 2.0) for alpha in (0.3, 0.4, 0.6, 0.7)] + [
+                (0.5, title) for title in (1.0, 3.0, 5.0)]
+            for alpha, title_weight in grid:
+                fusion = replace(DEFAULT_FUSION, keyword_weight=alpha, title_weight=title_weight)
                 result = run_config(store, bench_settings, cached, queries, qrels,
-                                    f"keyword title={title_weight}", "keyword", fusion)
+                                    f"score a={alpha} title={title_weight}", "hybrid", fusion)
                 print(json.dumps(result.as_dict()), flush=True)
-                for alpha in (0.3, 0.4, 0.5, 0.6):
-                    fusion = replace(DEFAULT_FUSION, keyword_weight=alpha, title_weight=title_weight)
-                    result = run_config(store, bench_settings, cached, queries, qrels,
-                                        f"score a={alpha} title={title_weight}", "hybrid", fusion)
-                    print(json.dumps(result.as_dict()), flush=True)
 
 
 if __name__ == "__main__":

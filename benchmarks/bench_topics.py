@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from papersift.records import PaperRecord
 from papersift.settings import load_settings
 from papersift.store import open_store
 from papersift.topics import BuildParams, assign_topics, build_topics
@@ -49,16 +50,19 @@ def load_corpus(path: Path, wanted: set[str]) -> dict[str, dict]:
     return papers
 
 
-def ensure_store(data_dir: Path, corpus: Path, model: str, ids: list[str],
+def ensure_store(data_dir: Path, corpus: dict[str, dict], model: str, ids: list[str],
                  vectors: np.ndarray):
-    """A store holding the corpus and these embeddings (ingested once, reused after)."""
+    """A store holding the corpus and these embeddings (filled once, reused after)."""
     settings = load_settings(data_dir=str(data_dir))
     store = open_store(settings)
     if store.count_papers() == 0:
-        from papersift.ingest import ingest
-
-        log(f"ingesting {corpus} into {data_dir}")
-        ingest(store, [f"file:{corpus}"], settings)
+        log(f"loading {len(corpus):,} papers into {data_dir}")
+        records = [PaperRecord(id=row["id"], title=row["title"], abstract=row["abstract"],
+                               authors=row.get("authors") or [], categories=row["categories"],
+                               source="file:bench", announced=row.get("announced"))
+                   for row in corpus.values()]
+        for start in range(0, len(records), 5000):
+            store.upsert_papers(records[start:start + 5000])
     if store.count_embeddings(model) < len(ids):
         log("writing embeddings into the store")
         known = set(store.paper_dates())
@@ -76,6 +80,47 @@ def label_baseline(ids: list[str], labels: np.ndarray, texts: dict) -> tuple[flo
     return time.perf_counter() - started, phrases
 
 
+def in_memory(results: dict, ids: list[str], vectors: np.ndarray, texts: dict,
+              categories: list, dates: dict, params: BuildParams) -> None:
+    """Quality figures and in-memory build times, beside the k-means k=50 baseline."""
+    log("baseline: k-means k=50 + the same phrase labels")
+    started = time.perf_counter()
+    base_labels = baseline_kmeans(vectors)
+    cluster_seconds = time.perf_counter() - started
+    label_seconds, base_phrases = label_baseline(ids, base_labels, texts)
+    results["baseline_kmeans50"] = agreement(list(base_labels), categories) | {
+        "seconds": round(cluster_seconds + label_seconds, 1),
+        "labels_sample": [", ".join(p[:3]) for p in base_phrases[:10]]}
+    log(f"baseline {results['baseline_kmeans50']}")
+
+    log("topics: in-memory build (cold)")
+    started, started_cpu = time.perf_counter(), time.process_time()
+    plan = plan_build(ids, vectors, texts, None, params, on_progress=log)
+    plan_seconds = time.perf_counter() - started
+    plan_cpu = time.process_time() - started_cpu
+    topic_of = {pid: key for pid, key, _ in plan["assignments"]}
+    labels = [topic_of[pid] for pid in ids]
+    in_topic = [(t, c) for t, c in zip(labels, categories, strict=True) if t != "other"]
+    results["topics"] = {
+        "topics": plan["report"]["topics"], "sections": plan["report"]["sections"],
+        "other_share": plan["report"]["other_share"],
+        "vs_primary_category": agreement(labels, categories),
+        "vs_primary_category_excluding_other": agreement(
+            [t for t, _ in in_topic], [c for _, c in in_topic]),
+        "labels": label_checks(plan["topics"]),
+        "seconds_in_memory": round(plan_seconds, 1), "cpu_seconds": round(plan_cpu, 1),
+        "phase_seconds": plan["report"]["seconds"],
+    }
+    log(f"topics {results['topics']}")
+
+    log("stability: hold out the newest week, build, add it back, rebuild")
+    results["stability"] = stability(ids, vectors, texts, dates, params, on_progress=log)
+    log(f"stability (warm start) {results['stability']}")
+    results["stability_cold"] = stability(
+        ids, vectors, texts, dates, replace(params, warm_start=False), on_progress=log)
+    log(f"stability (cold rebuild) {results['stability_cold']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embeddings", type=Path, default=Path("/work/cache/recent-embeddings.npy"))
@@ -88,6 +133,8 @@ def main() -> None:
     parser.add_argument("--papers-per-topic", type=int, default=BuildParams.papers_per_topic)
     parser.add_argument("--other-similarity", type=float, default=BuildParams.other_similarity)
     parser.add_argument("--skip-store", action="store_true", help="only the in-memory measures")
+    parser.add_argument("--skip-memory", action="store_true",
+                        help="only the timings through the store (rebuild, assign)")
     parser.add_argument("--until", help="leave out papers announced after this date (when the "
                         "embeddings cover a contiguous stretch of the corpus, plus strays)")
     parser.add_argument("--json", type=Path, help="also write the results here")
@@ -111,45 +158,11 @@ def main() -> None:
                      "date": time.strftime("%Y-%m-%d"), "params": params.__dict__}
 
     with threadpool_limits(limits=args.threads):
-        log("baseline: k-means k=50 + the same phrase labels")
-        started = time.perf_counter()
-        base_labels = baseline_kmeans(vectors)
-        cluster_seconds = time.perf_counter() - started
-        label_seconds, base_phrases = label_baseline(ids, base_labels, texts)
-        results["baseline_kmeans50"] = agreement(list(base_labels), categories) | {
-            "seconds": round(cluster_seconds + label_seconds, 1),
-            "labels_sample": [", ".join(p[:3]) for p in base_phrases[:10]]}
-        log(f"baseline {results['baseline_kmeans50']}")
-
-        log("topics: in-memory build (cold)")
-        started, started_cpu = time.perf_counter(), time.process_time()
-        plan = plan_build(ids, vectors, texts, None, params, on_progress=log)
-        plan_seconds = time.perf_counter() - started
-        plan_cpu = time.process_time() - started_cpu
-        topic_of = {pid: key for pid, key, _ in plan["assignments"]}
-        labels = [topic_of[pid] for pid in ids]
-        in_topic = [(t, c) for t, c in zip(labels, categories, strict=True) if t != "other"]
-        results["topics"] = {
-            "topics": plan["report"]["topics"], "sections": plan["report"]["sections"],
-            "other_share": plan["report"]["other_share"],
-            "vs_primary_category": agreement(labels, categories),
-            "vs_primary_category_excluding_other": agreement(
-                [t for t, _ in in_topic], [c for _, c in in_topic]),
-            "labels": label_checks(plan["topics"]),
-            "seconds_in_memory": round(plan_seconds, 1), "cpu_seconds": round(plan_cpu, 1),
-            "phase_seconds": plan["report"]["seconds"],
-        }
-        log(f"topics {results['topics']}")
-
-        log("stability: hold out the newest week, build, add it back, rebuild")
-        results["stability"] = stability(ids, vectors, texts, dates, params, on_progress=log)
-        log(f"stability (warm start) {results['stability']}")
-        results["stability_cold"] = stability(
-            ids, vectors, texts, dates, replace(params, warm_start=False), on_progress=log)
-        log(f"stability (cold rebuild) {results['stability_cold']}")
+        if not args.skip_memory:
+            in_memory(results, ids, vectors, texts, categories, dates, params)
 
     if not args.skip_store:
-        settings, store = ensure_store(args.data_dir, args.corpus, args.model, ids, vectors)
+        settings, store = ensure_store(args.data_dir, corpus, args.model, ids, vectors)
         settings = settings.replace(threads=args.threads)
         timings, cpu = [], []
         for run in range(args.runs):

@@ -17,6 +17,7 @@ import pytest
 
 from papersift.ingest import ingest
 from papersift.settings import Settings
+from papersift.sources import SourceOptions
 from papersift.sources.files import parse_object, read_jsonl, split_author_string
 from papersift.store import Store, open_store
 from tests.conftest import shared_file
@@ -118,6 +119,27 @@ def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, store: Sto
     assert store.dump() == before
 
 
+def test_reingest_trusts_a_known_line_only_while_its_record_is_current(
+    tmp_path: Path, store: Store, settings: Settings
+) -> None:
+    lines = head_lines(RECENT, 300)
+    original = write_jsonl(tmp_path / "a.jsonl", lines)
+    first = ingest(store, [f"file:{original}"], settings)
+    known = store.conn.execute("SELECT count(*) FROM source_lines").fetchone()[0]
+    assert first.new == 300 and known == 300
+    # Another file of the same source changes one paper: its line in a.jsonl is now stale.
+    changed = json.loads(lines[7])
+    changed["title"] = "A new title"
+    ingest(store, [f"file:{write_jsonl(tmp_path / 'b.jsonl', [json.dumps(changed)])}"], settings)
+    assert store.get_paper(changed["id"])["title"] == "A new title"
+    again = ingest(store, [f"file:{original}"], settings)
+    assert again.updated == 1 and again.unchanged == 299 and again.new == 0
+    assert store.get_paper(changed["id"])["title"] == json.loads(lines[7])["title"]
+    # With a limit the lines are parsed, and the answer is the same.
+    limited = ingest(store, [f"file:{original}"], settings, options=SourceOptions(limit=50))
+    assert limited.unchanged == 50 and limited.new == limited.updated == 0
+
+
 def test_both_layouts_of_the_same_paper_merge(tmp_path: Path, store: Store,
                                               settings: Settings) -> None:
     line = json.loads(head_lines(SNAPSHOT, 1)[0])
@@ -170,7 +192,8 @@ def _count(db: Path) -> int:
 
 @pytest.mark.slow
 def test_killed_ingest_resumes_to_the_same_database(tmp_path: Path) -> None:
-    lines = head_lines(RECENT, 6000) + head_lines(SNAPSHOT, 6000)
+    # Enough lines that the run is still going after its first committed batch (10,000).
+    lines = head_lines(RECENT, 6000) + head_lines(SNAPSHOT, 24000)
     source = write_jsonl(tmp_path / "mixed.jsonl.gz", lines, compress=True)
     killed_dir, clean_dir = tmp_path / "killed", tmp_path / "clean"
 

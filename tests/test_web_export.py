@@ -13,7 +13,7 @@ import pytest
 from papersift.settings import load_settings
 from papersift.store import open_store
 from tests.conftest import shared_file
-from tests.web_helpers import fill_store, write_fixture
+from tests.web_helpers import _reuse_exported_model, fill_store, write_fixture
 
 
 class _Links(HTMLParser):
@@ -94,6 +94,7 @@ def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
     write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), fixture, days=1, per_day=60)
     settings = load_settings(environ={}, config=tmp_path / "none.toml",
                              data_dir=str(tmp_path / "data"), threads=1)
+    _reuse_exported_model(settings)
     with open_store(settings) as store:
         report = update(store, settings, sources=[f"file:{fixture}"])
         again = update(store, settings, sources=[f"file:{fixture}"])
@@ -103,3 +104,47 @@ def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
         assert stage["ok"] or stage.get("missing"), (name, stage)
     assert report["papers"] == 61
     assert re.match(r"^\d", str(report["stages"]["ingest"]["seconds"]))
+
+
+def test_serve_command_answers_with_two_workers(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from papersift.ingest import ingest
+    from tests.web_helpers import free_port
+
+    fixture = tmp_path / "papers.jsonl"
+    records = write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), fixture, days=1, per_day=20)
+    settings = load_settings(environ={}, config=tmp_path / "none.toml",
+                             data_dir=str(tmp_path / "data"))
+    with open_store(settings) as store:
+        ingest(store, [f"file:{fixture}"], settings)
+    port = free_port()
+    env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
+           "PAPERSIFT_SITE_TITLE": "Test Sift"}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "papersift"), "serve", "--port", str(port),
+         "--workers", "2"], env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.stdout.read().decode()
+                assert time.monotonic() < deadline, "papersift serve did not come up"
+                time.sleep(0.3)
+        assert page.status_code == 200 and "Test Sift" in page.text
+        day = httpx.get(f"http://127.0.0.1:{port}/index.json").json()["day"]
+        assert day == records[0]["announced"]
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+    assert "serving" in server.stdout.read().decode()

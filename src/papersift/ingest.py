@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -51,7 +53,7 @@ def ingest(
     settings: Settings,
     options: SourceOptions = SourceOptions(),
     client: httpx.Client | None = None,
-    batch_size: int = 5000,
+    batch_size: int = 10_000,
     on_batch: Callable[[IngestReport], None] | None = None,
 ) -> IngestReport:
     """Ingest every SOURCE spec in order. A failing source is reported and the next one runs.
@@ -59,6 +61,33 @@ def ingest(
     Each batch is one transaction, and a record that its source already gave unchanged is
     recognised by its hash, so an interrupted run resumes by simply running it again.
     """
+    with _collector_paused():
+        return _ingest(store, specs, settings, options, client, batch_size, on_batch)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: ingesting makes no cycles worth collecting, but
+    millions of short-lived rows whose creation keeps triggering collections (~10% of the
+    writer's CPU on a bulk file)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _ingest(
+    store: Store,
+    specs: Sequence[str],
+    settings: Settings,
+    options: SourceOptions,
+    client: httpx.Client | None,
+    batch_size: int,
+    on_batch: Callable[[IngestReport], None] | None,
+) -> IngestReport:
     report = IngestReport()
     started, started_at = time.perf_counter(), utc_now()
     for spec in specs:

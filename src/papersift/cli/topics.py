@@ -34,7 +34,7 @@ def build_command(
     fresh: bool = typer.Option(False, "--fresh", help="Cluster from scratch instead of starting "
                                "from the current topics (ids and slugs are still mapped)."),
     papers_per_topic: int = typer.Option(None, "--papers-per-topic",
-                                         help="Target topic size (default 2000)."),
+                                         help="Target topic size (default 2200)."),
     other_similarity: float = typer.Option(None, "--other-similarity",
                                            help="Cosine below which a paper goes to 'other'."),
     as_json: bool = typer.Option(False, "--json", help="Print the build report as JSON."),

@@ -13,6 +13,7 @@ from typing import Any
 
 import hnswlib
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from papersift.settings import Settings
 from papersift.store import Store
@@ -64,11 +65,11 @@ class VectorIndex:
             if len(allowed) <= FILTER_EXACT_MAX:
                 labels = np.asarray(allowed, dtype=np.int64)
                 vectors = self.index.get_items(labels, return_type="numpy")
-                return _top(labels, vectors @ query, k)
+                return _top(labels, dot(vectors, query), k)
             wanted = set(allowed)
             return self._graph(query, min(k, len(wanted)), lambda label: label in wanted)
         if self._dense is not None:
-            return _top(self.pks, self._dense @ query, k)
+            return _top(self.pks, dot(self._dense, query), k)
         return self._graph(query, min(k, self.count), None)
 
     def _graph(self, query: np.ndarray, k: int, keep: Any) -> list[tuple[int, float]]:
@@ -95,6 +96,19 @@ class VectorIndex:
         if not hasattr(self, "_pk_set_cache"):
             self._pk_set_cache = set(self.pks.tolist())
         return self._pk_set_cache
+
+
+_blas: ThreadpoolController | None = None
+
+
+def dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """matrix @ vector on one BLAS thread: a matrix-vector product gains nothing from more, and on
+    busy cores the extra thread's wake-ups cost ten times the product itself."""
+    global _blas
+    if _blas is None:
+        _blas = ThreadpoolController()
+    with _blas.limit(limits=1, user_api="blas"):
+        return matrix @ vector
 
 
 def _top(labels: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from papersift.search.ann import VectorIndex, load_index, update_index
+from papersift.search.ann import VectorIndex, dot, load_index, update_index
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
+from papersift.search.highlight import Highlighter
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
 from papersift.search.keyword import (
     STOPWORDS,
@@ -26,7 +27,6 @@ from papersift.search.keyword import (
 )
 from papersift.settings import Settings
 from papersift.store import Store
-from papersift.store.search import MARK_END, MARK_START
 
 MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
@@ -35,6 +35,7 @@ MAX_OFFSET = 1000
 # more than the ranking gains: the most common words are dropped from the keyword side.
 POSTINGS_BUDGET = 8000
 SNIPPET_WORDS = 40
+KEYWORD_SCORED = 1000
 _SPACE = re.compile(r"\s+")
 
 
@@ -81,7 +82,7 @@ class _Plan:
     parsed: ParsedQuery
     filters: Filters
     match: str | None          # FTS expression that ranks, None if no keyword side
-    highlight: str | None      # FTS expression whose matches are highlighted
+    highlighter: Highlighter   # marks the words that match the query's terms
     author_match: str | None
 
 
@@ -120,13 +121,12 @@ def search(
     results.total = len(ranked)
     page = ranked[offset:offset + limit]
     results.has_more = offset + limit < len(ranked)
-    rows = store.search_rows([pk for pk, _ in page], plan.highlight if snippets else None)
+    rows = store.search_rows([pk for pk, _ in page])
     for pk, score in page:
         row = rows.get(pk)
         if row is not None:
-            if not snippets:
-                row["abstract"] = ""
-            results.hits.append(_hit(row, score, kw_scores.get(pk), sem_scores.get(pk)))
+            results.hits.append(_hit(row, score, kw_scores.get(pk), sem_scores.get(pk),
+                                     plan.highlighter if snippets else None))
     if not results.hits and results.message is None:
         results.message = "no papers match" + (" these filters" if not plan.filters.is_empty() else "")
     return _finish(results, started)
@@ -149,21 +149,23 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     author_match = author_expression(filters.authors)
     terms = parsed.terms
     match = None
-    highlight = None
-    if terms:
-        highlight = fts_expression(terms, "OR")
-        match = fts_expression(parsed.items, "AND") if parsed.explicit else _pruned_or(store, terms)
-    if author_match:
-        match = f"({match}) AND {author_match}" if match else author_match
-    return _Plan(parsed, filters, match, highlight, author_match)
-
-
-def _pruned_or(store: Store, terms: list[Term]) -> str | None:
-    """OR of the meaningful words; on a large corpus the most common ones are dropped so the
-    bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
     content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
     content = list({t.text.lower(): t for t in content}.values())
-    tokens = store.fts_tokens([t.text for t in content])
+    tokens = store.fts_tokens([t.text for t in content]) if content else []
+    if terms:
+        if parsed.explicit:
+            match = fts_expression(parsed.items, "AND")
+        else:
+            match = _pruned_or(store, content, tokens)
+    if author_match:
+        match = f"({match}) AND {author_match}" if match else author_match
+    stems = [tok for toks in tokens for tok in toks]
+    return _Plan(parsed, filters, match, Highlighter(stems), author_match)
+
+
+def _pruned_or(store: Store, content: list[Term], tokens: list[list[str]]) -> str | None:
+    """OR of the meaningful words; on a large corpus the most common ones are dropped so the
+    bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
     counts = store.fts_doc_counts(sorted({tok for toks in tokens for tok in toks}))
     costed = sorted(
         ((max((counts.get(tok, 0) for tok in toks), default=0), t)
@@ -195,8 +197,13 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return [(pk, 0.0) for pk in pks], {}, {}
 
     kw_ranked: list[tuple[int, float]] = []
+    kw_all: dict[int, float] = {}
     if mode in ("keyword", "hybrid") and plan.match:
-        kw_ranked = store.keyword_search(plan.match, fusion.bm25_weights, filters, pool)
+        # FTS5 scores every match anyway; taking the best KEYWORD_SCORED instead of `pool` costs
+        # little and gives the fusion the bm25 of semantic candidates too (below that, ~0).
+        scored = store.keyword_search(plan.match, fusion.bm25_weights, filters,
+                                      max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool)
+        kw_ranked, kw_all = scored[:pool], dict(scored)
     if mode == "keyword":
         if not plan.match:
             results.message = "no words to search for by keyword"
@@ -223,19 +230,16 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
-    kw_scores = dict(kw_ranked)
     sem_scores = dict(sem_ranked)
     if fusion.method == "rrf":
-        return plain_rrf(kw_ranked, sem_ranked), kw_scores, sem_scores
+        return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), sem_scores
     candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
     # Score every candidate on both sides, so one side's silence is a measured 0, not a gap.
-    missing_kw = [pk for pk in candidates if pk not in kw_scores]
-    if plan.match and missing_kw:
-        kw_scores.update(store.keyword_scores(plan.match, fusion.bm25_weights, missing_kw))
+    kw_scores = {pk: kw_all[pk] for pk in candidates if pk in kw_all}
     missing_sem = [pk for pk in candidates if pk not in sem_scores]
     if query_vector is not None and missing_sem:
         present, vectors = index.vectors(missing_sem)
-        sem_scores.update(zip(present, (vectors @ query_vector).tolist(), strict=True))
+        sem_scores.update(zip(present, dot(vectors, query_vector).tolist(), strict=True))
     fused = score_fusion(kw_scores, sem_scores, fusion.keyword_weight)
     return fused, kw_scores, sem_scores
 
@@ -255,37 +259,22 @@ def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
     return index, embedder
 
 
-def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None) -> SearchHit:
-    title_marked = row["title_marked"]
-    snippet_marked = row["snippet_marked"]
-    raw_has_marks = any(ch in (row["title"] or "") + (row["abstract"] or "")
-                        for ch in (MARK_START, MARK_END))
-    if raw_has_marks or not title_marked:
-        title_marked = None
-    if raw_has_marks or not snippet_marked or MARK_START not in snippet_marked:
-        snippet_marked = _lead(row["abstract"] or "")
+def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
+         highlighter: Highlighter | None) -> SearchHit:
+    title = _SPACE.sub(" ", row["title"]).strip()
+    if highlighter is None:
+        snippet = snippet_html = ""
+        title_html = html.escape(title)
+    else:
+        snippet, snippet_html = highlighter.snippet(row["abstract"] or "", SNIPPET_WORDS)
+        title_html = highlighter.mark(title)
     return SearchHit(
-        paper_id=row["id"], title=_SPACE.sub(" ", row["title"]).strip(),
-        title_html=_marked_html(title_marked) if title_marked else html.escape(
-            _SPACE.sub(" ", row["title"]).strip()),
-        snippet=_SPACE.sub(" ", snippet_marked.replace(MARK_START, "").replace(MARK_END, "")).strip(),
-        snippet_html=_marked_html(snippet_marked),
-        score=round(float(score), 6), authors=row["authors"], primary_category=row["primary_category"],
-        date=row["date"], keyword_score=None if kw is None else round(float(kw), 4),
+        paper_id=row["id"], title=title, title_html=title_html, snippet=snippet,
+        snippet_html=snippet_html, score=round(float(score), 6), authors=row["authors"],
+        primary_category=row["primary_category"], date=row["date"],
+        keyword_score=None if kw is None else round(float(kw), 4),
         semantic_score=None if sem is None else round(float(sem), 4),
     )
-
-
-def _lead(text: str) -> str:
-    # Only the start matters: collapsing whitespace in a whole long abstract is wasted work.
-    words = text[:SNIPPET_WORDS * 20].split()
-    return " ".join(words[:SNIPPET_WORDS]) + ("…" if len(words) > SNIPPET_WORDS else "")
-
-
-def _marked_html(marked: str) -> str:
-    """Escape everything, then turn only our private markers into <mark> tags."""
-    escaped = html.escape(_SPACE.sub(" ", marked).strip())
-    return escaped.replace(MARK_START, "<mark>").replace(MARK_END, "</mark>")
 
 
 def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int = 10,
@@ -305,6 +294,6 @@ def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int =
         return []
     near = [(p, s) for p, s in index.search(vector, min(limit, MAX_LIMIT) + 1) if p != pk][:limit]
     rows = store.search_rows([p for p, _ in near])
-    return [_hit(rows[p], s, None, s) for p, s in near if p in rows]
+    return [_hit(rows[p], s, None, s, Highlighter([])) for p, s in near if p in rows]
 
 

@@ -50,9 +50,16 @@ def _open(path: Path) -> IO[bytes]:
 
 # Parsing code and line bytes together decide a record, so a line's key covers both: a change
 # to this module or to records.py makes every line new again (see line_key).
-_PARSER_FINGERPRINT = hashlib.blake2b(
-    Path(__file__).read_bytes() + Path(records.__file__).read_bytes(), digest_size=32
-).digest()
+def _parser_fingerprint() -> bytes:
+    try:
+        code = Path(__file__).read_bytes() + Path(records.__file__).read_bytes()
+    except OSError:  # no source files (a frozen build): fall back to the package version
+        from importlib.metadata import version
+        code = version("papersift").encode()
+    return hashlib.blake2b(code, digest_size=32).digest()
+
+
+_PARSER_FINGERPRINT = _parser_fingerprint()
 
 
 def line_key(line: bytes) -> int:

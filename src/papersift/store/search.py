@@ -1,4 +1,4 @@
-"""Full-text (FTS5) queries for keyword search: bm25 with field weights, filters, term statistics, snippets."""
+"""Full-text (FTS5) queries for keyword search: bm25 with field weights, filters, term statistics."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 _CHUNK = 500
-# Private-use characters mark highlights inside FTS5 output; the caller escapes the text and
-# turns only these into markup.
-MARK_START, MARK_END = "\ue000", "\ue001"
+_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}
+_DOC_COUNTS_MAX = 200_000
 
 
 class SearchStore:
@@ -45,17 +44,27 @@ class SearchStore:
         return found
 
     def fts_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many papers contain each (already tokenized) term."""
+        """How many papers contain each (already tokenized) term.
+
+        Counting reads the term's whole posting list, so counts are cached per database and
+        refreshed when the index has grown by a few percent: df drifts slowly."""
         with self._tokenize_lock:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
                 " USING fts5vocab(main, papers_fts, row)")
-        counts = {t: 0 for t in tokens}
-        for chunk in _chunks(list(counts)):
-            marks = ",".join("?" * len(chunk))
-            for term, docs in self.conn.execute(
-                    f"SELECT term, doc FROM temp.papers_fts_rows WHERE term IN ({marks})", chunk):
-                counts[term] = docs
+        generation = self.fts_size() // 2000
+        key = str(getattr(self, "path", id(self.conn)))
+        cache = _DOC_COUNTS.setdefault(key, {})
+        counts: dict[str, int] = {}
+        for term in tokens:
+            cached = cache.get(term)
+            if cached is None or cached[1] != generation:
+                row = self.conn.execute(
+                    "SELECT doc FROM temp.papers_fts_rows WHERE term = ?", (term,)).fetchone()
+                if len(cache) > _DOC_COUNTS_MAX:
+                    cache.clear()
+                cached = cache[term] = (int(row[0]) if row else 0, generation)
+            counts[term] = cached[0]
         return counts
 
     def fts_size(self) -> int:
@@ -112,31 +121,21 @@ class SearchStore:
         """(pk, bm25 score, higher is better) of the best matches, best first.
 
         Raises sqlite3.OperationalError for an expression FTS5 rejects (the caller builds safe ones)."""
-        where, params = self._filter_sql(filters)
         w_title, w_abstract, w_authors = (float(w) for w in weights)
-        rows = self.conn.execute(
-            "SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
-            " JOIN papers p ON p.pk = papers_fts.rowid"
-            f" WHERE papers_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?",
-            (w_title, w_abstract, w_authors, match, *params, int(limit)),
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
-
-    def keyword_scores(
-        self, match: str, weights: Sequence[float], pks: Sequence[int]
-    ) -> dict[int, float]:
-        """bm25 (higher is better) of these papers for the expression; absent if they do not match."""
-        w_title, w_abstract, w_authors = (float(w) for w in weights)
-        scores: dict[int, float] = {}
-        for chunk in _chunks(list(pks)):
-            marks = ",".join("?" * len(chunk))
-            for pk, score in self.conn.execute(
-                f"SELECT rowid, -bm25(papers_fts, ?, ?, ?) FROM papers_fts"
-                f" WHERE papers_fts MATCH ? AND rowid IN ({marks})",
-                (w_title, w_abstract, w_authors, match, *chunk),
-            ):
-                scores[pk] = score
-        return scores
+        if filters is None or filters.is_empty():
+            # No join: joining papers reads every matching row (abstract and all) from disk.
+            sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+                   " WHERE papers_fts MATCH ? AND rowid NOT IN"
+                   " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
+                   " ORDER BY score DESC LIMIT ?")
+            params: list[Any] = [w_title, w_abstract, w_authors, match, int(limit)]
+        else:
+            where, filter_params = self._filter_sql(filters)
+            sql = ("SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+                   " JOIN papers p ON p.pk = papers_fts.rowid"
+                   f" WHERE papers_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?")
+            params = [w_title, w_abstract, w_authors, match, *filter_params, int(limit)]
+        return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
 
     def recent_pks(self, filters: Any, limit: int, author_match: str | None = None) -> list[int]:
         """Newest papers passing the filters: the answer to a query made only of filters."""
@@ -149,10 +148,8 @@ class SearchStore:
         return [r[0] for r in self.conn.execute(sql, (*params, int(limit)))]
 
     # ------------------------------------------------------------- display
-    def search_rows(self, pks: Sequence[int], match: str | None = None,
-                    snippet_tokens: int = 40) -> dict[int, dict[str, Any]]:
-        """Display fields of these papers; with `match`, the title and an abstract snippet whose
-        matched words are wrapped in MARK_START/MARK_END (text otherwise raw, not escaped)."""
+    def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Display fields of these papers, keyed by pk."""
         found: dict[int, dict[str, Any]] = {}
         for chunk in _chunks(list(pks)):
             marks = ",".join("?" * len(chunk))
@@ -163,21 +160,7 @@ class SearchStore:
                 found[row[0]] = {
                     "pk": row[0], "id": row[1], "title": row[2], "abstract": row[3],
                     "authors": row[4], "primary_category": row[5], "date": row[6],
-                    "title_marked": None, "snippet_marked": None,
                 }
-        if match:
-            # One row at a time: FTS5 looks a rowid up directly, while `rowid IN (...)` makes it
-            # walk every match of the expression (10-25x slower on a large index).
-            sql = ("SELECT highlight(papers_fts, 0, ?, ?), snippet(papers_fts, 1, ?, ?, '…', ?)"
-                   " FROM papers_fts WHERE papers_fts MATCH ? AND rowid = ?")
-            try:
-                for pk, row in found.items():
-                    marked = self.conn.execute(sql, (MARK_START, MARK_END, MARK_START, MARK_END,
-                                                     int(snippet_tokens), match, pk)).fetchone()
-                    if marked is not None:
-                        row["title_marked"], row["snippet_marked"] = marked
-            except sqlite3.OperationalError:
-                pass  # highlights are a nicety; the rows are still shown
         return found
 
     def pk_of(self, paper_id: str) -> int | None:

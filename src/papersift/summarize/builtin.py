@@ -16,6 +16,7 @@ from papersift.summarize.text import clean_latex, split_sentences
 WRITER_VERSION = "builtin-1"
 
 TLDR_MAX_WORDS = 30
+TLDR_BACKGROUND_MARGIN = 1.0  # i.e. always, when the abstract has a contribution sentence
 BLURB_MIN_WORDS = 40
 BLURB_MAX_WORDS = 90
 
@@ -120,8 +121,16 @@ def _finish(text: str) -> str:
     return text
 
 
+_RE_SECTION_LABEL = re.compile(
+    r"^(?:Background|Methods?|Results?|Conclusions?|Objectives?|Purpose|Aims?|Introduction|"
+    r"Motivation|Findings|Significance|Context|Design|Setting|Materials and [Mm]ethods|"
+    r"Approach|Problem|Contributions?|Summary|Abstract|Goal|Rationale)\s*[:.]\s+(?=\S)")
+
+
 def tidy(sentence: str) -> str:
-    """Drop citations-like brackets and parentheticals that only give examples or references."""
+    """Drop section labels of structured abstracts, citation brackets, and parentheticals that
+    only give examples or references."""
+    sentence = _RE_SECTION_LABEL.sub("", sentence)
     sentence = _RE_BRACKET_REF.sub("", sentence)
     sentence = _RE_USELESS_PAREN.sub("", sentence)
     return re.sub(r"\s+([,.;:])", r"\1", sentence).strip()
@@ -211,6 +220,12 @@ def prepare(paper: dict[str, Any]) -> _Prepared:
 def _tldr_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iterator[str]:
     """TL;DRs best first: the top sentences compressed to 30 words, then a title-based fallback."""
     ranked = sorted(prepared.sentences, key=lambda s: (-s.score, s.index))
+    if ranked and ranked[0].role == roles.BACKGROUND:
+        # A TL;DR says what the paper does: a contribution close behind beats background.
+        contribution = next((s for s in ranked if s.role == roles.CONTRIBUTION), None)
+        if contribution is not None and contribution.score >= ranked[0].score - TLDR_BACKGROUND_MARGIN:
+            ranked.remove(contribution)
+            ranked.insert(0, contribution)
     unclean = []
     for sentence in ranked[:4]:
         # Unlike the blurb, the TL;DR need not open with the authors: a finding can stand alone.
@@ -290,6 +305,10 @@ def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iter
     for a, b in pairs[:6]:
         yield _fit(first, _later_sentence(a.text, subject, singular),
                    _later_sentence(b.text, subject, singular))
+    # Last resorts: cut the middle sentence too.
+    yield _fit(first, mid, last, cut_mid=True)
+    for other in others[:4]:
+        yield _fit(first, _later_sentence(other.text, subject, singular), last, cut_mid=True)
     # Unpunctuated abstracts are one long "sentence": say more of it.
     yield compress(first, 70, drop_parentheses=False)[0]
 
@@ -306,14 +325,16 @@ def _merge_with_next(first: str, following: list[roles.Sentence]) -> str | None:
     return None
 
 
-def _fit(first: str, mid: str | None, last: str | None) -> str:
-    """Compress the parts until the blurb has at most BLURB_MAX_WORDS words."""
+def _fit(first: str, mid: str | None, last: str | None, cut_mid: bool = False) -> str:
+    """Compress the parts until the blurb has at most BLURB_MAX_WORDS words.
+
+    The middle sentence is optional: unless `cut_mid`, it is dropped rather than cut.
+    """
     blurb = ""
     for limits in ((40, 30, 40), (35, 25, 35), (30, 22, 30), (30, 0, 35), (25, 0, 28), (22, 0, 22)):
         parts = [compress(first, limits[0], drop_parentheses=limits[0] < 40)[0]]
-        # The middle sentence is optional: rather drop it than cut it into a fragment.
-        if mid and limits[1] and len(mid.split()) <= limits[1]:
-            parts.append(compress(mid, limits[1], drop_parentheses=False)[0])
+        if mid and limits[1] and (cut_mid or len(mid.split()) <= limits[1]):
+            parts.append(compress(mid, limits[1], drop_parentheses=limits[1] < 30)[0])
         if last:
             parts.append(compress(last, limits[2], drop_parentheses=limits[2] < 40)[0])
         blurb = " ".join(parts)

@@ -48,8 +48,13 @@ _RE_OPENER = re.compile(
 )
 _RE_WE_START = re.compile(r"^(?:We|I)\s+")
 _RE_PAPER_START = re.compile(
-    r"^(?:This|The present|Our|The current) (?:" + _PAPER_NOUNS + r")\s+([a-z]+)\b"
+    r"^(?:This|The present|Our|The current) (?:[a-z\-]+ )?(?:" + _PAPER_NOUNS + r")\s+([a-z]+)\b"
 )
+# Verbs an author may leave in the base form after "This paper" ("This paper propose X").
+_BASE_VERBS = frozenset(
+    ["propose", "present", "introduce", "study", "investigate", "explore", "develop", "describe",
+     "examine", "address", "provide", "offer", "report", "show", "demonstrate", "analyze",
+     "analyse", "evaluate", "review", "survey", "discuss", "establish", "focus", "design"])
 _RE_PRONOUNS = re.compile(
     r"\b(we|We|our|Our|us|ours|Ours|ourselves|Ourselves|my|My|myself|me)\b(?![-’'][A-Za-z])")
 _RE_I = re.compile(
@@ -90,7 +95,9 @@ def plural_base(verb: str) -> str | None:
 
 
 _RE_ENUMERATOR = re.compile(r"^(?:\(?(?:[ivx]{1,4}|\d{1,2}|[a-h])\)|\d{1,2}\.)\s+")
-_RE_CLAUSE_BEFORE_WE = re.compile(r"^(?!We\b|I\b)[A-Z][^;:()]{2,220}?,\s+(?=(?:we|I)\s+[a-z])")
+_RE_CLAUSE_BEFORE_WE = re.compile(
+    r"^(?!We\b|I\b|This\b)[A-Z][^;:()]{2,220}?,\s+"
+    r"(?=(?:we|I)\s+[a-z]|this (?:paper|study|work|article) (?!is\b|was\b|has\b)[a-z]+s\b)")
 
 
 def strip_openers(sentence: str) -> str:
@@ -147,8 +154,9 @@ def to_third_person(sentence: str, subject: str, singular: bool) -> str:
         paper = _RE_PAPER_START.match(sentence)
         if paper:
             verb = paper.group(1)
-            base = plural_base(verb)
+            base = _paper_verb_base(verb)
             if base is not None:
+                verb = third_singular(verb) if verb == base else verb
                 new_verb = verb if singular else base
                 sentence = f"{subject} {new_verb}{sentence[paper.end():]}"
     lowered = sentence.lower()
@@ -164,4 +172,11 @@ def to_third_person(sentence: str, subject: str, singular: bool) -> str:
 def starts_with_subject(sentence: str) -> bool:
     """Does this (stripped) sentence start with the authors as subject ('We ...', 'This paper ...')?"""
     return bool(_RE_WE_START.match(sentence) or (
-        (m := _RE_PAPER_START.match(sentence)) and plural_base(m.group(1)) is not None))
+        (m := _RE_PAPER_START.match(sentence)) and _paper_verb_base(m.group(1)) is not None))
+
+
+def _paper_verb_base(verb: str) -> str | None:
+    """The base form of what a paper does ('proposes'); None for what it is ('is', 'has')."""
+    if verb in ("is", "was", "has", "does", "seems", "appears", "remains"):
+        return None  # "This paper is organized as follows" is about the paper, not the authors
+    return plural_base(verb) or (verb if verb in _BASE_VERBS else None)

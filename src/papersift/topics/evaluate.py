@@ -170,7 +170,7 @@ def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
         if with_stability:
             texts = store.topic_texts(model)
             result["stability"] = stability(paper_ids, vectors, texts,
-                                            store.paper_dates(), params, on_progress=say)
+                                            store.paper_dates(paper_ids), params, on_progress=say)
     return result
 
 

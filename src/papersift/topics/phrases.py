@@ -92,7 +92,11 @@ _BAD_EDGE = STOPWORDS | _words(
     specific general reveal reveals revealed conduct conducts conducted promising comparable
     future employ employs employing generate generates generated evolving driven specialized
     underlying basic severe correct accurate stable findings results remarkable impressive
-    remarkably promising achieves yields yield leads lead"""
+    remarkably promising achieves yields yield leads lead surpass surpasses surpassing unlike
+    like consists consist consisting increase increases increasing create creates creating
+    observe observed observes potentially solely newly predominantly rigorous confirm
+    confirms drives guides advancing estimated total highest lower higher positive relative
+    inherent capable absence hope surpass"""
 )
 
 _LATEX_MATH = re.compile(r"\$[^$]*\$")
@@ -347,9 +351,10 @@ def choose_labels(
         pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
     pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
     chosen: list[list[tuple[str, tuple[str, ...]]]] = [[] for _ in range(n_classes)]
+    chosen_score: dict[tuple[int, tuple[str, ...]], float] = {}
     owner: set[tuple[str, ...]] = set()
     owner_words: set[frozenset[str]] = set()
-    for _, c, t in pool:
+    for score, c, t in pool:
         if len(chosen[c]) >= max_phrases:
             continue
         term = terms[t]
@@ -362,9 +367,23 @@ def choose_labels(
         # The same words in another order label another class already ("models of language").
         if key in owner or frozenset(key) in owner_words:
             continue
-        if any(near_duplicate(key, k) for _, k in chosen[c]):
+        clashes = [i for i, (_, k) in enumerate(chosen[c]) if near_duplicate(key, k)]
+        if clashes:
+            # "social media" reads better than the "social" chosen before it: upgrade a single
+            # word to the phrase that contains it when the phrase scores at least half as much.
+            i = clashes[0]
+            old_term, old_key = chosen[c][i]
+            if (len(clashes) == 1 and len(old_key) == 1 and len(key) > 1 and old_key[0] in key
+                    and score >= 0.5 * chosen_score[(c, old_key)]):
+                chosen[c][i] = (term, key)
+                chosen_score[(c, key)] = score
+                owner.discard(old_key)
+                owner_words.discard(frozenset(old_key))
+                owner.add(key)
+                owner_words.add(frozenset(key))
             continue
         chosen[c].append((term, key))
+        chosen_score[(c, key)] = score
         owner.add(key)
         owner_words.add(frozenset(key))
     return [[term for term, _ in chosen[c]] for c in range(n_classes)]

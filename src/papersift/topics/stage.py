@@ -37,8 +37,8 @@ class BuildParams:
     """What shapes a build; recorded with it in topic_builds.params."""
 
     # Measured (docs/benchmarks/topics.md): NMI against categories falls as topics get finer,
-    # and matches the k=50 baseline at about 2,000 papers per topic on the recent corpus.
-    papers_per_topic: int = 2000
+    # and stays at or above the k=50 baseline up to ~45 topics (2,200 papers each at 98,752).
+    papers_per_topic: int = 2200
     # Cosine to the nearest centroid below which a paper fits no topic ("other", ~3%).
     other_similarity: float = 0.50
     min_topic_size: int = 12
@@ -47,6 +47,10 @@ class BuildParams:
     seed: int = 0
     warm_start: bool = True    # start k-means from the previous build's centroids
     max_iter: int = 100
+    # A paper stays in its previous topic (or in "other") unless the new best fit is better by
+    # more than this cosine margin: hysteresis against papers flipping between near-equal
+    # topics on every rebuild.
+    stickiness: float = 0.03
 
 
 def model_id(settings: Settings, store: Any | None = None) -> str:
@@ -109,6 +113,15 @@ def plan_build(
                          previous=warm, seed=params.seed, max_iter=params.max_iter)
     labels, centroids = clustering.labels, clustering.centroids
     n_topics = len(centroids)
+    old_assignment = previous["assignments"] if previous else {}
+    mapping = map_clusters(paper_ids, labels, old_assignment, [t["id"] for t in old_regular])
+    moved_back = 0
+    if params.stickiness > 0 and old_assignment:
+        labels, similarity, moved_back = _stick(
+            paper_ids, vectors, labels, clustering.similarity, centroids, old_assignment,
+            {old: c for c, old in mapping.kept.items()},
+            {t["id"] for t in old_topics if t["is_other"]}, params)
+        clustering.labels, clustering.similarity = labels, similarity
     timings["cluster"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
@@ -121,8 +134,6 @@ def plan_build(
     timings["label"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    old_assignment = previous["assignments"] if previous else {}
-    mapping = map_clusters(paper_ids, labels, old_assignment, [t["id"] for t in old_regular])
     old_by_id = {t["id"]: t for t in old_topics}
     taken = set(previous["taken_slugs"]) if previous else set()
     sizes = np.bincount(labels[labels >= 0], minlength=n_topics)
@@ -167,6 +178,7 @@ def plan_build(
         "splits": {old_slug[o]: [slugs[c] for c in cs] for o, cs in mapping.splits.items()},
         "merges": {slugs[c]: [old_slug[o] for o in os] for c, os in mapping.merges.items()},
         "kmeans_iterations": clustering.iterations, "warm_start": warm is not None,
+        "kept_by_stickiness": moved_back,
         "seconds": {name: round(value, 2) for name, value in timings.items()},
     }
     return {
@@ -182,6 +194,40 @@ def plan_build(
             for pid, label, sim in zip(paper_ids, labels, clustering.similarity, strict=True)
         ],
     }
+
+
+def _stick(
+    paper_ids: Sequence[str], vectors: np.ndarray, labels: np.ndarray, similarity: np.ndarray,
+    centroids: np.ndarray, old_assignment: Mapping[str, int], kept: Mapping[int, int],
+    old_other: set[int], params: BuildParams,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Keep papers where they were when the rebuild's preference is marginal."""
+    labels, similarity = labels.copy(), similarity.copy()
+    rows, targets = [], []
+    for i, pid in enumerate(paper_ids):
+        old = old_assignment.get(pid)
+        if old is None:
+            continue
+        if old in old_other:
+            # Previously fitting nothing: still "other" unless now clearly fitting a topic.
+            if labels[i] >= 0 and similarity[i] < params.other_similarity + params.stickiness:
+                labels[i] = -1
+            continue
+        cluster_of_old = kept.get(old)
+        if cluster_of_old is not None and labels[i] != cluster_of_old:
+            rows.append(i)
+            targets.append(cluster_of_old)
+    moved = 0
+    if rows:
+        index = np.asarray(rows)
+        target = np.asarray(targets)
+        fit = np.einsum("ij,ij->i", vectors[index], centroids[target])
+        stay = (fit >= similarity[index] - params.stickiness) & (
+            fit >= params.other_similarity - params.stickiness)
+        labels[index[stay]] = target[stay]
+        similarity[index[stay]] = fit[stay]
+        moved = int(stay.sum())
+    return labels, similarity, moved
 
 
 def _display_forms(phrases: list[list[str]], labels: np.ndarray, similarity: np.ndarray,

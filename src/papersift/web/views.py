@@ -169,9 +169,10 @@ def _section_key(row: dict[str, Any], topics_exist: bool) -> tuple[Any, str, str
     return ((2, 0), f"cat-{category}", category_label(category), f"/categories/{category}")
 
 
-def _story_rank(row: dict[str, Any]) -> tuple[int, str]:
-    # Papers with a written blurb make the better top stories; then the newest ids.
-    return (0 if row.get("summary") else 1, "~" + row["id"])
+def _top_stories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Papers with a written blurb make the better top stories; among them, the newest ids first.
+    newest = sorted(rows, key=lambda r: r["id"], reverse=True)
+    return sorted(newest, key=lambda r: 0 if r.get("summary") else 1)
 
 
 def front(site: Site) -> dict[str, Any]:
@@ -192,7 +193,7 @@ def front(site: Site) -> dict[str, Any]:
                                          "url": url, "rows": []})
         group["rows"].append(row)
     for group in sorted(groups.values(), key=lambda g: (g["order"], -len(g["rows"]), g["label"])):
-        top = sorted(group.pop("rows"), key=_story_rank)
+        top = _top_stories(group.pop("rows"))
         stories = [item(r) for r in top[:STORIES_PER_SECTION]]
         group.pop("order")
         data["sections"].append({**group, "count": len(top), "stories": stories,
