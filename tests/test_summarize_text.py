@@ -23,6 +23,10 @@ from papersift.summarize.text import clean_latex, split_sentences
     ("Is it possible? Yes, it is! We show how.", ["Is it possible?", "Yes, it is!", "We show how."]),
     ("The model is called “Jumpout.” Jumpout samples rates.",
      ["The model is called “Jumpout.”", "Jumpout samples rates."]),
+    ("Cited by Ekstrom et al.. A graph is built.", ["Cited by Ekstrom et al..", "A graph is built."]),
+    ("We call it MPerS.They design prompts.", ["We call it MPerS.", "They design prompts."]),
+    ("accountability To address these challenges, we propose SMA.",
+     ["accountability", "To address these challenges, we propose SMA."]),
     ("decisions.To address this we act. This enables capability.(ii) We train it.",
      ["decisions.", "To address this we act.", "This enables capability.", "(ii) We train it."]),
 ])
@@ -60,6 +64,7 @@ def test_splitter_on_empty_and_unpunctuated_text() -> None:
     ("{\\em old style} font", "old style font"),
     ("range 1--5 and a---b, ``quoted''", "range 1–5 and a—b, “quoted”"),
     ("costs \\$5 and 5\\&6", "costs $5 and 5&6"),
+    ("network of \\$n\\$ particles, \\$10 to \\$20", "network of n particles, $10 to $20"),
     ("plain text stays plain.", "plain text stays plain."),
 ])
 def test_clean_latex(raw: str, expected: str) -> None:

@@ -100,3 +100,15 @@ def test_unique_slugs() -> None:
     assert first in taken
     long = unique_slug(["a" * 40, "b" * 40, "c"], taken)
     assert len(long) <= 60 and long == "a" * 40
+
+
+def test_no_phrase_inside_another_topics_phrase() -> None:
+    terms = ["diffusion models", "diffusion", "inverse problems", "image synthesis", "sampling"]
+    scores = np.array([
+        [9.0, 0.0, 0.0, 5.0, 0.0],
+        [0.0, 8.0, 7.0, 0.0, 3.0],
+    ])
+    labels = choose_labels(scores, terms)
+    assert labels[0] == ["diffusion models", "image synthesis"]
+    assert "diffusion" not in labels[1]  # inside topic 0's "diffusion models"
+    assert labels[1] == ["inverse problems", "sampling"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
@@ -10,11 +11,15 @@ from rich.table import Table
 from papersift.cli import common
 from papersift.cli.app import app, eval_app
 
+if TYPE_CHECKING:
+    from papersift.topics import BuildParams
+
 topics_app = typer.Typer(help="Group papers into stable, labelled topics.", no_args_is_help=True)
 app.add_typer(topics_app, name="topics")
 
 
-def _params(fresh: bool, papers_per_topic: int | None, other_similarity: float | None):  # noqa: ANN202
+def _params(fresh: bool, papers_per_topic: int | None,
+            other_similarity: float | None) -> BuildParams:
     from papersift.topics import BuildParams
 
     params = BuildParams(warm_start=not fresh)
@@ -188,7 +193,9 @@ def eval_topics_command(
     agree = result["vs_primary_category"]
     out.print(f"{result['topics']} topics, {result['sections']} sections, {result['papers']:,} "
               f"papers, {result['other_share']:.1%} in other", highlight=False)
-    out.print(f"vs primary category: NMI {agree['nmi']:.3f}, ARI {agree['ari']:.3f}",
+    inside = result["vs_primary_category_excluding_other"]
+    out.print(f"vs primary category: NMI {agree['nmi']:.3f}, ARI {agree['ari']:.3f} "
+              f"(papers in topics only: NMI {inside['nmi']:.3f}, ARI {inside['ari']:.3f})",
               highlight=False)
     if "baseline_kmeans50" in result:
         base = result["baseline_kmeans50"]

@@ -89,25 +89,20 @@ def _choose(folder: Path, manifest: dict, quantize: bool) -> dict:
     return chosen
 
 
-def _hidden_states_module():
+def _positional(bert):  # noqa: ANN001, ANN202 (torch is imported lazily)
+    """Wrap the transformer so that the exporter traces positional inputs -> last hidden state."""
     import torch
 
     class HiddenStates(torch.nn.Module):
-        """Positional inputs in, last hidden state out: what the exporter traces."""
-
-        def __init__(self, bert: torch.nn.Module) -> None:
+        def __init__(self) -> None:
             super().__init__()
             self.bert = bert
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
+        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN202
             return self.bert(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state
 
-    return HiddenStates
-
-
-def _HiddenStates(bert):  # noqa: N802, ANN001
-    return _hidden_states_module()(bert)
+    return HiddenStates()
 
 
 def _export(work: Path) -> dict:
@@ -116,7 +111,7 @@ def _export(work: Path) -> dict:
 
     source = packaged_model_dir()
     # Eager attention traces into plain ONNX ops that every runtime (and the quantizer) knows.
-    model = _HiddenStates(AutoModel.from_pretrained(str(source), attn_implementation="eager"))
+    model = _positional(AutoModel.from_pretrained(str(source), attn_implementation="eager"))
     model.eval()
     ids = torch.ones((2, 16), dtype=torch.long)
     # A padded row, so that tracing cannot take a shortcut that only holds for unpadded batches.

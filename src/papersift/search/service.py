@@ -108,7 +108,7 @@ def search(
     if offset > MAX_OFFSET:
         results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
         return _finish(results, started)
-    plan = _plan(store, query, category, since, until, topic)
+    plan = _plan(store, query, category, since, until, topic, keyword_side=mode != "semantic")
     results.notes = list(plan.parsed.notes)
     pool = max(fusion.pool, offset + limit)
     try:
@@ -138,7 +138,7 @@ def _finish(results: SearchResults, started: float) -> SearchResults:
 
 
 def _plan(store: Store, query: str, category: str | None, since: str | None,
-          until: str | None, topic: str | None) -> _Plan:
+          until: str | None, topic: str | None, keyword_side: bool = True) -> _Plan:
     parsed = parse_query(query if isinstance(query, str) else "")
     filters = parsed.filters
     if category:
@@ -152,7 +152,7 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
     content = list({t.text.lower(): t for t in content}.values())
     tokens = store.fts_tokens([t.text for t in content]) if content else []
-    if terms:
+    if terms and keyword_side:
         if parsed.explicit:
             match = fts_expression(parsed.items, "AND")
         else:

@@ -9,16 +9,14 @@ from itertools import combinations
 from typing import Any
 
 from papersift.summarize import gate, roles
+from papersift.summarize.gate import BLURB_MAX_WORDS, TLDR_MAX_WORDS
 from papersift.summarize.person import starts_with_subject, strip_openers, to_third_person
 from papersift.summarize.text import clean_latex, split_sentences
 
 # Bump when the output for the same input may change: stored summaries then become stale.
 WRITER_VERSION = "builtin-1"
 
-TLDR_MAX_WORDS = 30
 TLDR_BACKGROUND_MARGIN = 1.0  # i.e. always, when the abstract has a contribution sentence
-BLURB_MIN_WORDS = 40
-BLURB_MAX_WORDS = 90
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +128,7 @@ _RE_SECTION_LABEL = re.compile(
 def tidy(sentence: str) -> str:
     """Drop section labels of structured abstracts, citation brackets, and parentheticals that
     only give examples or references."""
-    sentence = _RE_SECTION_LABEL.sub("", sentence)
+    sentence = _RE_SECTION_LABEL.sub("", sentence).replace("et al..", "et al.")
     sentence = _RE_BRACKET_REF.sub("", sentence)
     sentence = _RE_USELESS_PAREN.sub("", sentence)
     return re.sub(r"\s+([,.;:])", r"\1", sentence).strip()
@@ -304,7 +302,11 @@ def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iter
     pairs = sorted(combinations(rest, 2), key=lambda pair: -(pair[0].words + pair[1].words))
     for a, b in pairs[:6]:
         yield _fit(first, _later_sentence(a.text, subject, singular),
-                   _later_sentence(b.text, subject, singular))
+                   _later_sentence(b.text, subject, singular), cut_mid=True)
+    # A long lead in a short abstract: keep more of the lead itself.
+    for other in [*others[:2], *([result] if result else [])]:
+        yield (compress(first, 55, drop_parentheses=False)[0] + " "
+               + compress(_later_sentence(other.text, subject, singular), 30)[0])
     # Last resorts: cut the middle sentence too.
     yield _fit(first, mid, last, cut_mid=True)
     for other in others[:4]:

@@ -58,6 +58,7 @@ _SUPER_OK = set("0123456789+-=()nixT")
 _SUB_OK = set("0123456789+-=()aeoxhklmnpstijruv")
 
 _BRACED = r"\{((?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*)\}"  # up to three levels of nesting
+_RE_ESCAPED_MATH = re.compile(r"\\\$(?!\s)([^$\n]{1,80}?)(?<!\s)\\\$")
 _RE_ESCAPED = re.compile(r"\\([%&_#$])")
 _RE_ACCENT = re.compile(r"\\([\"'`^~=.]|[uvHckr](?![A-Za-z]))\s*(?:\{\s*([A-Za-z]|\\[ij])\s*\}|([A-Za-z]))")
 _RE_ACCENT_GROUP = re.compile(r"\{(\\[\"'`^~=.uvHckr]\s*\{?[A-Za-z]\}?)\}")
@@ -79,7 +80,9 @@ _RE_WS = re.compile(r"\s+")
 _RE_SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?)\]])")
 _RE_SPACE_AFTER_OPEN = re.compile(r"([(\[])\s+")
 _RE_MISSING_SPACE_AFTER_STOP = re.compile(
-    r"(?<=[a-z]{3})\.(?=[A-Z][a-z]|(?:A|I) [a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)")
+    r"(?<=[a-z]{3})\.(?=[A-Z][a-z]|(?:A|I) [a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)|"
+    r"(?<=[A-Za-z]{3})\.(?=(?:The|They|Their|This|These|We|Our|It|Its|In|To|Finally|Moreover|"
+    r"Furthermore|However|Experiments?|Results?|Extensive|Code)\b)")
 _RE_MISSING_SPACE = re.compile(r"(?<=[a-z]{2})([,;])(?=[A-Za-z]{2})")
 
 
@@ -133,6 +136,8 @@ def clean_latex(text: str) -> str:
         return ""
     s = text.replace("\r", "")
     if "\\" in s or "$" in s or "{" in s:
+        # Some abstracts escape their math delimiters: "\$n\$" is math, a lone "\$5" is money.
+        s = _RE_ESCAPED_MATH.sub(r"$\1$", s)
         s = _RE_ESCAPED.sub(lambda m: {"%": "\x00P", "&": "\x00A", "_": "\x00U", "#": "\x00H",
                                        "$": "\x00D"}[m.group(1)], s)
         s = s.replace("\\{", "\x00L").replace("\\}", "\x00R")
@@ -185,6 +190,7 @@ _ABBREVIATIONS = {
 # A boundary candidate: sentence-final punctuation, optional closers, whitespace, then a start.
 _RE_BOUNDARY = re.compile(
     r"([.!?…])([\"”’')\]]*)\s+(?=[\"“‘(\[]?[A-Z0-9ΑΒΓΔΘΛΞΠΣΦΨΩ]|\((?:[ivx]{1,4}|[a-h])\)\s)")
+_RE_STARTER = re.compile(r"(?:The|This|These|We|Our|It|In|Such|Both|Their|However|Moreover)\b")
 _RE_LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"“']*([^\s(\[\"“']+)$")
 
 
@@ -211,6 +217,15 @@ def _split(text: str) -> list[str]:
         end = match.end(2)
         if match.group(1) == ".":
             before = text[start:match.start(1)]
+            following = text[match.end():match.end() + 12]
+            if before.endswith(".") or (
+                    before.endswith(("et al", "et. al")) and _RE_STARTER.match(following)):
+                # "et al.. A new", "by Smith et al. The results": the abbreviation ends a sentence.
+                sentence = text[start:end].strip()
+                if sentence:
+                    sentences.append(sentence)
+                start = match.end()
+                continue
             token_match = _RE_LAST_TOKEN.search(before)
             token = token_match.group(1) if token_match else ""
             lowered = token.lower()

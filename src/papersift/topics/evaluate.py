@@ -52,8 +52,12 @@ def label_checks(topics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 if set(key) <= set(other) or set(other) <= set(key):
                     problems.append(f"{topic['slug']}: near-duplicate phrases around {phrase!r}")
             keys.append(key)
-            if key in owners and owners[key] != topic["slug"]:
-                problems.append(f"{topic['slug']}: {phrase!r} also labels {owners[key]}")
+            for other_key, other_slug in owners.items():
+                if other_slug != topic["slug"] and (
+                        set(key) <= set(other_key) or set(other_key) <= set(key)):
+                    problems.append(f"{topic['slug']}: {phrase!r} overlaps a phrase of "
+                                    f"{other_slug}")
+                    break
             owners.setdefault(key, topic["slug"])
         label = topic["label"].lower()
         if label in labels:

@@ -96,7 +96,7 @@ _BAD_EDGE = STOPWORDS | _words(
     like consists consist consisting increase increases increasing create creates creating
     observe observed observes potentially solely newly predominantly rigorous confirm
     confirms drives guides advancing estimated total highest lower higher positive relative
-    inherent capable absence hope surpass"""
+    inherent capable absence hope surpass emerged emerge emerges emerging"""
 )
 
 _LATEX_MATH = re.compile(r"\$[^$]*\$")
@@ -332,6 +332,44 @@ def near_duplicate(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     return any(same_word(x, y) for x in a for y in b)
 
 
+class _Owned:
+    """Phrase keys already given to a class, indexed so that containment ("diffusion" inside
+    "diffusion models") is a set lookup rather than a scan of every owned phrase."""
+
+    def __init__(self) -> None:
+        self.words: Counter[str] = Counter()          # single-word keys
+        self.in_phrases: Counter[str] = Counter()     # words of multi-word keys
+        self.pairs: Counter[frozenset[str]] = Counter()  # 2-word subsets of multi-word keys
+        self.two_word: Counter[frozenset[str]] = Counter()
+
+    def _parts(self, key: tuple[str, ...]) -> list[frozenset[str]]:
+        words = sorted(set(key))
+        return [frozenset((a, b)) for i, a in enumerate(words) for b in words[i + 1:]]
+
+    def add(self, key: tuple[str, ...], sign: int = 1) -> None:
+        if len(key) == 1:
+            self.words[key[0]] += sign
+            return
+        for word in set(key):
+            self.in_phrases[word] += sign
+        for pair in self._parts(key):
+            self.pairs[pair] += sign
+        if len(set(key)) == 2:
+            self.two_word[frozenset(key)] += sign
+
+    def remove(self, key: tuple[str, ...]) -> None:
+        self.add(key, -1)
+
+    def overlaps(self, key: tuple[str, ...]) -> bool:
+        if len(key) == 1:
+            return self.in_phrases[key[0]] > 0
+        if any(self.words[w] > 0 for w in key):
+            return True
+        if len(set(key)) == 2:
+            return self.pairs[frozenset(key)] > 0
+        return any(self.two_word[p] > 0 for p in self._parts(key))
+
+
 def choose_labels(
     scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
     candidates: int = 40, phrase_bonus: float = 1.5, truncated: np.ndarray | None = None,
@@ -354,6 +392,7 @@ def choose_labels(
     chosen_score: dict[tuple[int, tuple[str, ...]], float] = {}
     owner: set[tuple[str, ...]] = set()
     owner_words: set[frozenset[str]] = set()
+    taken = _Owned()
     for score, c, t in pool:
         if len(chosen[c]) >= max_phrases:
             continue
@@ -364,8 +403,9 @@ def choose_labels(
         if len(words) > 1 and words[-1] in NO_END:
             continue
         key = phrase_key(term)
-        # The same words in another order label another class already ("models of language").
-        if key in owner or frozenset(key) in owner_words:
+        # The same words in another order label another class already ("models of language"),
+        # or a phrase inside or around this one does ("diffusion" / "diffusion models").
+        if key in owner or frozenset(key) in owner_words or taken.overlaps(key):
             continue
         clashes = [i for i, (_, k) in enumerate(chosen[c]) if near_duplicate(key, k)]
         if clashes:
@@ -379,13 +419,16 @@ def choose_labels(
                 chosen_score[(c, key)] = score
                 owner.discard(old_key)
                 owner_words.discard(frozenset(old_key))
+                taken.remove(old_key)
                 owner.add(key)
                 owner_words.add(frozenset(key))
+                taken.add(key)
             continue
         chosen[c].append((term, key))
         chosen_score[(c, key)] = score
         owner.add(key)
         owner_words.add(frozenset(key))
+        taken.add(key)
     return [[term for term, _ in chosen[c]] for c in range(n_classes)]
 
 

@@ -47,6 +47,8 @@ class BuildParams:
     seed: int = 0
     warm_start: bool = True    # start k-means from the previous build's centroids
     max_iter: int = 100
+    # From the previous centroids k-means needs few steps; stopping early keeps topics put.
+    warm_max_iter: int = 30
     # A paper stays in its previous topic (or in "other") unless the new best fit is better by
     # more than this cosine margin: hysteresis against papers flipping between near-equal
     # topics on every rebuild.
@@ -110,7 +112,8 @@ def plan_build(
                  max_k=params.max_topics)
     say(f"clustering {len(paper_ids):,} papers into up to {k} topics")
     clustering = cluster(vectors, k, params.other_similarity, params.min_topic_size,
-                         previous=warm, seed=params.seed, max_iter=params.max_iter)
+                         previous=warm, seed=params.seed,
+                         max_iter=params.max_iter if warm is None else params.warm_max_iter)
     labels, centroids = clustering.labels, clustering.centroids
     n_topics = len(centroids)
     old_assignment = previous["assignments"] if previous else {}
