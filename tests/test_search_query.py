@@ -165,3 +165,16 @@ def test_non_latin_scripts(corpus: Store, settings: Settings) -> None:
     assert ids(keyword(corpus, settings, "我们研究大规模语言模型的推理能力")) == ["2501.00004"]
     assert ids(keyword(corpus, settings, "Привет мир")) == []
     assert ids(keyword(corpus, settings, "cat:cs.CL 🙂")) == ["2501.00004", "2501.00003"]
+
+
+def test_highlighter_marks_stems_and_escapes() -> None:
+    from papersift.search.highlight import Highlighter
+
+    marker = Highlighter(["entropi", "optim", "ai"])
+    assert marker.mark("Entropy & <optimal> AI, not air") == (
+        "<mark>Entropy</mark> &amp; &lt;<mark>optimal</mark>&gt; <mark>AI</mark>, not air")
+    assert marker.mark("Ünïcode öptimization") == "Ünïcode <mark>öptimization</mark>"
+    plain, marked = marker.snippet("filler " * 100 + "entropy rises " + "filler " * 100, 10)
+    assert plain.startswith("…") and plain.endswith("…") and "<mark>entropy</mark>" in marked
+    plain, marked = Highlighter([]).snippet("word " * 100, 5)
+    assert plain == "word word word word word…" and marked == plain

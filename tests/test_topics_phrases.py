@@ -112,3 +112,9 @@ def test_no_phrase_inside_another_topics_phrase() -> None:
     assert labels[0] == ["diffusion models", "image synthesis"]
     assert "diffusion" not in labels[1]  # inside topic 0's "diffusion models"
     assert labels[1] == ["inverse problems", "sampling"]
+
+
+def test_words_give_way_to_the_phrase_that_holds_them() -> None:
+    terms = ["social", "media", "social media", "sentiment"]
+    scores = np.array([[9.0, 8.0, 5.0, 4.0]])
+    assert choose_labels(scores, terms) == [["social media", "sentiment"]]

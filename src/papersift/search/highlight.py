@@ -59,6 +59,8 @@ class Highlighter:
 
     def snippet(self, text: str, words: int = 40) -> tuple[str, str]:
         """(plain, html) of the `words`-word window with the most matches, with ellipses."""
+        if self.pattern is None or not self._any(text):
+            return self._lead(text, words)
         text = _SPACE.sub(" ", text).strip()
         starts = [m.start() for m in _WORD.finditer(text)]
         if len(starts) <= words:
@@ -81,3 +83,17 @@ class Highlighter:
         prefix = "…" if begin > 0 else ""
         suffix = "…" if end < len(text) else ""
         return prefix + piece + suffix, html.escape(prefix) + self.mark(piece) + html.escape(suffix)
+
+    def _any(self, text: str) -> bool:
+        if text.isascii():
+            return self.pattern is not None and self.pattern.search(text) is not None
+        return bool(self._spans(text))
+
+    @staticmethod
+    def _lead(text: str, words: int) -> tuple[str, str]:
+        """The opening words, without scanning the whole abstract (nothing to mark in it)."""
+        head = text[:words * 25]
+        tokens = head.split()
+        clipped = len(tokens) > words or len(head) < len(text)
+        plain = " ".join(tokens[:words]) + ("…" if clipped else "")
+        return plain, html.escape(plain)

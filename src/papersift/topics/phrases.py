@@ -370,6 +370,17 @@ class _Owned:
         return any(self.two_word[p] > 0 for p in self._parts(key))
 
 
+def _overlaps_elsewhere(taken: _Owned, key: tuple[str, ...], own: list[tuple[str, ...]]) -> bool:
+    """Whether key overlaps a phrase of another class (this class's own ones set aside)."""
+    for k in own:
+        taken.remove(k)
+    try:
+        return taken.overlaps(key)
+    finally:
+        for k in own:
+            taken.add(k)
+
+
 def choose_labels(
     scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
     candidates: int = 40, phrase_bonus: float = 1.5, truncated: np.ndarray | None = None,
@@ -405,21 +416,25 @@ def choose_labels(
         key = phrase_key(term)
         # The same words in another order label another class already ("models of language"),
         # or a phrase inside or around this one does ("diffusion" / "diffusion models").
-        if key in owner or frozenset(key) in owner_words or taken.overlaps(key):
+        if key in owner or frozenset(key) in owner_words or _overlaps_elsewhere(
+                taken, key, [k for _, k in chosen[c]]):
             continue
         clashes = [i for i, (_, k) in enumerate(chosen[c]) if near_duplicate(key, k)]
         if clashes:
             # "social media" reads better than the "social" chosen before it: upgrade a single
             # word to the phrase that contains it when the phrase scores at least half as much.
-            i = clashes[0]
-            old_term, old_key = chosen[c][i]
-            if (len(clashes) == 1 and len(old_key) == 1 and len(key) > 1 and old_key[0] in key
-                    and score >= 0.5 * chosen_score[(c, old_key)]):
-                chosen[c][i] = (term, key)
+            # "social" and "media" both give way to "social media".
+            old_keys = [chosen[c][i][1] for i in clashes]
+            if len(key) > 1 and all(len(k) == 1 and k[0] in key for k in old_keys) and (
+                    score >= 0.5 * max(chosen_score[(c, k)] for k in old_keys)):
+                chosen[c][clashes[0]] = (term, key)
+                for i in reversed(clashes[1:]):
+                    del chosen[c][i]
+                for old_key in old_keys:
+                    owner.discard(old_key)
+                    owner_words.discard(frozenset(old_key))
+                    taken.remove(old_key)
                 chosen_score[(c, key)] = score
-                owner.discard(old_key)
-                owner_words.discard(frozenset(old_key))
-                taken.remove(old_key)
                 owner.add(key)
                 owner_words.add(frozenset(key))
                 taken.add(key)
