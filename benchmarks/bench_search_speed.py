@@ -51,19 +51,24 @@ def throughput(args: argparse.Namespace) -> dict:
     settings = load_settings(threads=args.threads)
     texts = abstracts(args.n)
     result: dict = {"abstracts": len(texts), "threads": args.threads, "runs": args.runs}
-    for name, make in (("onnx_int8", LocalEmbedder), ("pytorch_sentence_transformers",
-                                                       SentenceTransformersEmbedder)):
-        embedder = make(settings)
+    embedders = {"onnx_int8": LocalEmbedder(settings),
+                 "pytorch_sentence_transformers": SentenceTransformersEmbedder(settings)}
+    rates: dict[str, list[float]] = {name: [] for name in embedders}
+    for embedder in embedders.values():
         embedder.embed(texts[:32])  # warm
-        rates = []
-        for _ in range(args.runs if name == "onnx_int8" else args.baseline_runs):
+    # Interleaved (A B A B ...) so that a change in the machine's load hits both alike.
+    for run in range(args.runs):
+        for name, embedder in embedders.items():
+            if name != "onnx_int8" and run >= args.baseline_runs:
+                continue
             started = time.perf_counter()
             embedder.embed(texts)
-            rates.append(len(texts) / (time.perf_counter() - started))
-        result[name] = {"per_second_median": round(statistics.median(rates), 1),
-                        "per_second_runs": [round(r, 1) for r in rates],
+            rates[name].append(len(texts) / (time.perf_counter() - started))
+            print(json.dumps({name: round(rates[name][-1], 1)}), flush=True)
+    for name, embedder in embedders.items():
+        result[name] = {"per_second_median": round(statistics.median(rates[name]), 1),
+                        "per_second_runs": [round(r, 1) for r in rates[name]],
                         "model": embedder.model_id}
-        print(json.dumps({name: result[name]}), flush=True)
     result["speedup"] = round(result["onnx_int8"]["per_second_median"]
                               / result["pytorch_sentence_transformers"]["per_second_median"], 2)
     return result

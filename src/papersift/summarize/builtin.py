@@ -311,6 +311,10 @@ def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iter
     yield _fit(first, mid, last, cut_mid=True)
     for other in others[:4]:
         yield _fit(first, _later_sentence(other.text, subject, singular), last, cut_mid=True)
+    # The lead and what follows it, cut once at a clause boundary near the word limit.
+    joined = " ".join([first] + [_later_sentence(s.text, subject, singular) for s in following])
+    yield compress(joined, BLURB_MAX_WORDS - 10, drop_parentheses=False)[0]
+    yield _finish(" ".join(joined.split()[:BLURB_MAX_WORDS - 25]))  # a plain cut, as a last resort
     # Unpunctuated abstracts are one long "sentence": say more of it.
     yield compress(first, 70, drop_parentheses=False)[0]
 
