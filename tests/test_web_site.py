@@ -126,7 +126,13 @@ def test_search_finds_a_paper_by_its_title_words(site: Any) -> None:
     data = site.client.get("/search.json", params={"q": words}).json()
     assert data["message"] is None
     assert record["id"] in [p["id"] for p in data["results"]]
-    assert any(s["hit"] for p in data["results"] for s in p["snippet"]) or data["results"]
+    snippets = [piece for p in data["results"] for piece in p["snippet"]]
+    assert any(piece["hit"] for piece in snippets), "no result shows a highlighted word"
+
+
+def test_a_query_that_matches_nothing_says_so(site: Any) -> None:
+    data = site.client.get("/search.json", params={"q": "qwzxv", "mode": "keyword"}).json()
+    assert data["results"] == [] and "no papers match" in data["message"].lower()
 
 
 def test_feeds_parse_back_with_the_pages_entries(site: Any) -> None:

@@ -326,36 +326,6 @@ class PagesStore:
                 chunk)]
         return {r["id"]: r for r in self.listing_extras(found)}
 
-    # ---------------------------------------------------------------- search
-    def keyword_search_page(
-        self, match: str, limit: int, offset: int, category: str | None = None,
-        since: str | None = None, until: str | None = None,
-    ) -> tuple[int, list[tuple[str, float, str]]]:
-        """FTS5 fallback used while the search stage is absent: (total, [(id, score, snippet)]).
-
-        The snippet marks hits with \\x02 ... \\x03 so the caller can escape, then highlight.
-        Raises sqlite3.OperationalError on a malformed FTS query.
-        """
-        clauses, params = ["papers_fts MATCH ?", _LIVE], [match]
-        if category:
-            clauses.append("EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = p.id"
-                           " AND c.category = ?)")
-            params.append(category)
-        if since:
-            clauses.append("p.sort_date >= ?")
-            params.append(since)
-        if until:
-            clauses.append("p.sort_date <= ?")
-            params.append(until)
-        where = " AND ".join(clauses)
-        base = f"FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid WHERE {where}"
-        total = self.conn.execute(f"SELECT count(*) {base}", params).fetchone()[0]
-        rows = self.conn.execute(
-            f"SELECT p.id, bm25(papers_fts, 10.0, 1.0, 3.0) AS score,"
-            f" snippet(papers_fts, 1, char(2), char(3), ' … ', 24) {base}"
-            " ORDER BY score LIMIT ? OFFSET ?", (*params, limit, offset)).fetchall()
-        return total, [(r[0], -float(r[1]), r[2]) for r in rows]
-
     # --------------------------------------------------------------- sitemap
     def sitemap_counts(self) -> dict[str, int]:
         return {

@@ -5,13 +5,11 @@ from __future__ import annotations
 import html
 import logging
 import re
-import sqlite3
 from typing import Any
 
 from papersift.web.categories import category_label
 from papersift.web.views import (
     Site,
-    _ids_of,
     category_sizes,
     item,
     paper_url,
@@ -26,7 +24,6 @@ MODES = ("hybrid", "keyword", "semantic")
 MAX_QUERY = 500
 _DAY = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _MARKS = re.compile(r"(<mark>|</mark>|<b>|</b>|<em>|</em>|\x02|\x03)")
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 class BadQuery(ValueError):
@@ -61,50 +58,20 @@ def _date_filter(value: str, name: str) -> str | None:
 
 def _stage_search(site: Site, q: str, mode: str, limit: int, offset: int,
                   filters: dict[str, Any]
-                  ) -> tuple[int | None, list[tuple[str, float, str]], list[str], bool | None]:
-    from papersift.search import search
+                  ) -> tuple[int, list[tuple[str, float, str]], list[str], bool, str | None]:
+    """(total, [(id, score, snippet_html)], notes, has_more, message) from the search stage."""
+    from papersift.search import QueryError, search
 
-    try:
-        from papersift.search import QueryError
-    except ImportError:
-        QueryError = ValueError  # noqa: N806
     try:
         found = search(site.store, site.settings, q, mode=mode, limit=limit, offset=offset,
                        **filters)
     except QueryError as exc:
         raise BadQuery(str(exc) or "That query could not be understood.") from None
-    message = getattr(found, "message", None) or getattr(found, "error", None)
+    hits = [(hit.paper_id, hit.score, hit.snippet_html) for hit in found.hits]
+    message = found.message
     if message:
-        raise BadQuery(str(message)[:1].upper() + str(message)[1:])
-    results = getattr(found, "hits", None)
-    if results is None:
-        results = getattr(found, "results", found)
-    hits = []
-    for result in results:
-        get = result.get if isinstance(result, dict) else (lambda k, r=result: getattr(r, k, None))
-        pid = _ids_of([result])
-        if pid:
-            snippet = get("snippet_html") or get("snippet") or ""
-            hits.append((pid[0], float(get("score") or 0.0), snippet))
-    total = getattr(found, "total", None)
-    notes = list(getattr(found, "notes", None) or [])
-    more = getattr(found, "has_more", None)
-    return (int(total) if total is not None else None), hits, notes, more
-
-
-def _fallback_search(site: Site, q: str, limit: int, offset: int,
-                     filters: dict[str, Any]) -> tuple[int, list[tuple[str, float, str]]]:
-    """Keyword search straight on the FTS index while the search stage is not installed."""
-    words = _WORD.findall(q)
-    if not words:
-        raise BadQuery(f"“{q}” has no words to search for; try a few keywords.")
-    match = " ".join('"' + w.replace('"', "") + '"' for w in words[:32])
-    try:
-        return site.store.keyword_search_page(
-            match, limit, offset, category=filters.get("category"),
-            since=filters.get("since"), until=filters.get("until"))
-    except sqlite3.OperationalError as exc:
-        raise BadQuery(f"That query could not be run: {exc}") from None
+        message = message[:1].upper() + message[1:]
+    return found.total, hits, list(found.notes), found.has_more, message
 
 
 def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
@@ -137,13 +104,13 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
                    "topic": raw_filters["topic"] or None,
                    "since": _date_filter(raw_filters["since"], "from"),
                    "until": _date_filter(raw_filters["until"], "until")}
-        try:
-            total, hits, notes, more = _stage_search(site, q, mode, size, (page - 1) * size,
-                                                     filters)
-        except ImportError:
-            filters.pop("topic")
-            total, hits = _fallback_search(site, q, size, (page - 1) * size, filters)
-            notes, more = [], None
+        total, hits, notes, more, message = _stage_search(
+            site, q, mode, size, (page - 1) * size, filters)
+        if message and not hits:
+            # "No papers match", "type some words": the whole answer, shown as the message.
+            raise BadQuery(message)
+        if message:
+            notes.insert(0, message)
     except BadQuery as exc:
         data["message"] = str(exc)
         return data
@@ -159,8 +126,6 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     data["total"] = total
     keep = {"q": q, "mode": mode if mode != "hybrid" else None, **raw_filters}
     data["notes"] = notes
-    if more is None:
-        more = (total is not None and page * size < total) or (total is None and len(hits) == size)
     data["prev"] = with_query("/search", page=page - 1, **keep) if page > 1 else None
     data["next"] = with_query("/search", page=page + 1, **keep) if more else None
     data["page_number"] = page
