@@ -1,12 +1,12 @@
 """Benchmark of the topics stage on the recent arXiv corpus, beside a k-means k=50 baseline.
 
-Measures (see docs/benchmarks/topics.md): NMI/ARI against primary categories, share in
+Measures (see docs/benchmarks.md, Topics): NMI/ARI against primary categories, share in
 "other", stability when the newest week is added and topics rebuilt, full rebuild time with
 the embeddings given, and incremental assignment of 1,000 new papers.
 
     .venv/bin/python benchmarks/bench_topics.py \
         --embeddings /work/cache/recent-embeddings.npy --ids /work/cache/recent-ids.json \
-        --data-dir /work/cache/topics-bench --runs 3 --json docs/benchmarks/topics.json
+        --data-dir /work/cache/topics-bench --runs 3 --json /tmp/topics-bench.json
 """
 
 from __future__ import annotations

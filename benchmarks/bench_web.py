@@ -37,7 +37,6 @@ from papersift.web.text import _readable
 
 readable_cache_clear = _readable.cache_clear
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def stand_in_topics(db: Any) -> None:
@@ -271,7 +270,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=15)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--load-runs", type=int, default=3)
-    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks" / "web.md"))
+    parser.add_argument("--out", default="/dev/stdout",
+                        help="Where the Markdown results go (paste them into docs/benchmarks.md).")
     args = parser.parse_args()
     settings = load_settings(data_dir=args.data_dir)
     site = views.Site(settings)

@@ -36,7 +36,7 @@ class TopicsError(RuntimeError):
 class BuildParams:
     """What shapes a build; recorded with it in topic_builds.params."""
 
-    # Measured (docs/benchmarks/topics.md): NMI against categories falls as topics get finer,
+    # Measured (docs/benchmarks.md, Topics): NMI against categories falls as topics get finer,
     # and stays at or above the k=50 baseline up to ~45 topics (2,200 papers each at 98,752).
     papers_per_topic: int = 2200
     # Cosine to the nearest centroid below which a paper fits no topic ("other", ~3%): 0.50
