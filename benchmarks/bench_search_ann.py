@@ -4,7 +4,7 @@ The vectors are the real embeddings of the recent arXiv papers, replicated with 
 (each copy renormalized). Chunks are generated from a seed, so the exact search regenerates them
 instead of holding a second copy in memory.
 
-Usage: python benchmarks/bench_search_ann.py --embeddings /work/cache/recent-embeddings.npy
+Usage: python benchmarks/bench_search_ann.py --embeddings $PAPERSIFT_BENCH_DIR/recent-embeddings.npy
        [--size 1000000] [--queries 200] [--noise 0.02] [--ef 128]
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import time
@@ -23,6 +24,9 @@ from threadpoolctl import threadpool_limits
 
 from papersift.search.ann import HNSW_EF_SEARCH, HNSW_M
 from papersift.search.metrics import percentile
+
+# Scratch stores and matrices of the benchmarks (big; never in the repository).
+BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))
 
 CHUNK = 100_000
 
@@ -41,7 +45,7 @@ def rss_mb() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--embeddings", type=Path, default=Path("/work/cache/recent-embeddings.npy"))
+    parser.add_argument("--embeddings", type=Path, default=BENCH_DIR / "recent-embeddings.npy")
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--noise", type=float, default=0.02)

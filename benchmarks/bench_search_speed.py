@@ -2,7 +2,7 @@
 
 Usage:
   python benchmarks/bench_search_speed.py throughput [--n 2000] [--runs 3]
-  python benchmarks/bench_search_speed.py latency --data-dir /work/cache/recent [--queries 200]
+  python benchmarks/bench_search_speed.py latency --data-dir $PAPERSIFT_BENCH_DIR/recent [--queries 200]
 `latency` runs in a fresh process so its peak resident memory is the search service's own:
 store + embedder + index + 200 warm queries per mode.
 """
@@ -20,6 +20,9 @@ import resource
 import statistics
 import time
 from pathlib import Path
+
+# Scratch stores and matrices of the benchmarks (big; never in the repository).
+BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA",
                              Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
@@ -120,7 +123,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline-runs", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/cache/recent"))
+    parser.add_argument("--data-dir", type=Path, default=BENCH_DIR / "recent")
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

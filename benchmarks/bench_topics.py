@@ -5,8 +5,8 @@ Measures (see docs/benchmarks.md, Topics): NMI/ARI against primary categories, s
 the embeddings given, and incremental assignment of 1,000 new papers.
 
     .venv/bin/python benchmarks/bench_topics.py \
-        --embeddings /work/cache/recent-embeddings.npy --ids /work/cache/recent-ids.json \
-        --data-dir /work/cache/topics-bench --runs 3 --json /tmp/topics-bench.json
+        --embeddings $PAPERSIFT_BENCH_DIR/recent-embeddings.npy --ids $PAPERSIFT_BENCH_DIR/recent-ids.json \
+        --data-dir $PAPERSIFT_BENCH_DIR/topics-bench --runs 3 --json /tmp/topics-bench.json
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ from papersift.topics import BuildParams, assign_topics, build_topics
 from papersift.topics.evaluate import agreement, baseline_kmeans, label_checks, stability
 from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms
 from papersift.topics.stage import FALLBACK_MODEL_ID, paper_text, plan_build
+
+# Scratch stores and matrices of the benchmarks (big; never in the repository).
+BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".."
                              / "shared" / "data")).resolve()
@@ -123,10 +126,10 @@ def in_memory(results: dict, ids: list[str], vectors: np.ndarray, texts: dict,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--embeddings", type=Path, default=Path("/work/cache/recent-embeddings.npy"))
-    parser.add_argument("--ids", type=Path, default=Path("/work/cache/recent-ids.json"))
+    parser.add_argument("--embeddings", type=Path, default=BENCH_DIR / "recent-embeddings.npy")
+    parser.add_argument("--ids", type=Path, default=BENCH_DIR / "recent-ids.json")
     parser.add_argument("--corpus", type=Path, default=SHARED / "arxiv-2025-2026.jsonl.gz")
-    parser.add_argument("--data-dir", type=Path, default=Path("/work/cache/topics-bench"))
+    parser.add_argument("--data-dir", type=Path, default=BENCH_DIR / "topics-bench")
     parser.add_argument("--model", default=FALLBACK_MODEL_ID)
     parser.add_argument("--runs", type=int, default=3, help="timed full rebuilds (median)")
     parser.add_argument("--threads", type=int, default=2)

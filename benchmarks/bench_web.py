@@ -1,6 +1,6 @@
 """Benchmark the site: server-side render times per page type, and topic-page throughput under load.
 
-    python benchmarks/bench_web.py --data-dir /work/cache/web [--stand-in-topics] [--load]
+    python benchmarks/bench_web.py --data-dir $PAPERSIFT_BENCH_DIR/web [--stand-in-topics] [--load]
 
 Render: each sampled page is built (store queries + page dict) and rendered to HTML in-process,
 exactly what an endpoint does; p50/p95 per run, medians over --runs runs. The baseline is the
@@ -34,6 +34,9 @@ from papersift.store.db import utc_now
 from papersift.web import views
 from papersift.web.render import Linker, render_page
 from papersift.web.text import _readable
+
+# Scratch stores and matrices of the benchmarks (big; never in the repository).
+BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))
 
 readable_cache_clear = _readable.cache_clear
 
@@ -259,7 +262,7 @@ def write_markdown(path: Path, command: str, info: dict[str, Any], render: dict[
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default="/work/cache/web")
+    parser.add_argument("--data-dir", default=str(BENCH_DIR / "web"))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
