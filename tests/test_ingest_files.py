@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,24 @@ def test_snapshot_layout_record() -> None:
 ])
 def test_snapshot_author_strings(text: str, names: list[str]) -> None:
     assert split_author_string(text) == names
+
+
+@pytest.mark.parametrize("created", [
+    "Mon, 2 Apr 2007 19:18:42 GMT", "Tue, 31 Dec 2019 23:59:59 GMT",
+    "Wed, 1 Jan 2020 00:30:00 +0200", "2 Apr 2007 19:18:42 -0500", "Mon,  2 Apr 2007 19:18:42 GMT",
+])
+def test_version_dates_read_as_the_email_parser_reads_them(created: str) -> None:
+    expected = parsedate_to_datetime(created).date().isoformat()
+    record = parse_object({"id": "0704.0001", "title": "A title", "authors": "A. Author",
+                           "versions": [{"version": "v1", "created": created}]})
+    assert record.versions == [(1, expected)]
+
+
+@pytest.mark.parametrize("created", ["Mon, 31 Feb 2007 19:18:42 GMT", "yesterday", None, 7])
+def test_invalid_version_dates_are_reported(created: object) -> None:
+    with pytest.raises(ValueError, match="invalid version entry"):
+        parse_object({"id": "0704.0001", "title": "A title", "authors": "A. Author",
+                      "versions": [{"version": "v1", "created": created}]})
 
 
 def test_malformed_lines_are_skipped_and_reported(tmp_path: Path) -> None:

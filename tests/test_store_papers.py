@@ -116,6 +116,30 @@ def test_same_id_twice_in_a_batch_merges(store: Store) -> None:
     assert store.get_paper("2401.00001")["title"] == "Revised"
 
 
+def test_one_batch_of_merges_new_papers_and_repeats(store: Store) -> None:
+    store.upsert_papers([paper(id=f"2401.0000{i}", title=f"Paper number {i} on graphs",
+                               source="arxiv") for i in range(1, 4)])
+    report = store.upsert_papers([
+        paper(id="2401.00003", title="Paper number 3 on trees", version=2, source="arxiv"),
+        paper(id="2402.00001", title="A new paper on lattices", source="arxiv"),
+        paper(id="2401.00001", title="Paper number 1 on forests", version=2, source="arxiv"),
+        paper(id="2402.00001", title="A new paper on meshes", version=2, source="arxiv"),
+    ])
+    assert sorted(report.updated) == ["2401.00001", "2401.00003", "2402.00001"]
+    assert report.new == ["2402.00001"]
+    titles = {p["id"]: p["title"] for p in store.iter_papers()}
+    assert titles["2401.00003"].endswith("trees") and titles["2401.00001"].endswith("forests")
+    assert titles["2402.00001"].endswith("meshes")
+    store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
+    found = {r[0] for r in store.conn.execute(
+        "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
+        " WHERE papers_fts MATCH 'trees OR forests OR meshes OR lattices OR graphs'")}
+    assert found == {"2401.00001", "2401.00002", "2401.00003", "2402.00001"}
+    assert {r[0] for r in store.conn.execute(
+        "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
+        " WHERE papers_fts MATCH 'lattices'")} == set()
+
+
 def test_author_slugs_stay_unique(store: Store) -> None:
     store.upsert_papers([paper(authors=["José Núñez", "Jose Nunez", "jose nunez"])])
     slugs = [a["slug"] for a in store.get_paper("2401.00001")["authors"]]

@@ -171,7 +171,7 @@ def _snapshot_record(
     for entry in data.get("versions") or []:
         try:
             number = int(str(entry["version"]).lstrip("v"))
-            created = parsedate_to_datetime(entry["created"]).date().isoformat()
+            created = _rfc2822_day(entry["created"])
         except (KeyError, TypeError, ValueError, IndexError):
             raise ValueError(f"{paper_id}: invalid version entry {entry!r}") from None
         history.append((number, created))
@@ -190,10 +190,31 @@ def _snapshot_record(
     )
 
 
+_MONTHS = {m: i for i, m in enumerate(
+    ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)}
+
+
+def _rfc2822_day(text: str) -> str:
+    """'Mon, 2 Apr 2007 19:18:42 GMT' -> '2007-04-02': the day as written, in its own zone.
+
+    The snapshot's one layout is read directly (the email parser costs ~10x more); anything
+    else goes through the email parser, which gives the same day for this layout.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"not a date: {text!r}")
+    parts = text.split()
+    if len(parts) == 6 and parts[0].endswith(",") and parts[2] in _MONTHS:
+        try:
+            return date(int(parts[3]), _MONTHS[parts[2]], int(parts[1])).isoformat()
+        except ValueError:
+            pass
+    return parsedate_to_datetime(text).date().isoformat()
+
+
 def split_author_string(text: str) -> list[str]:
     """'A. Smith (MIT), B. Jones and C. Wu' -> ['A. Smith', 'B. Jones', 'C. Wu']."""
     flat = " ".join(text.split())
-    while True:  # affiliations can nest: 'X (Dept (Univ))'
+    while "(" in flat:  # affiliations can nest: 'X (Dept (Univ))'
         stripped = _PARENS.sub("", flat)
         if stripped == flat:
             break
