@@ -66,7 +66,13 @@ def ensure_store(data_dir: Path, corpus: dict[str, dict], model: str, ids: list[
                    for row in corpus.values()]
         for start in range(0, len(records), 5000):
             store.upsert_papers(records[start:start + 5000])
-    if store.count_embeddings(model) < len(ids):
+    # A store left by another run (e.g. the timing proxy) may hold other vectors for the
+    # same ids: compare a sample, and rewrite them all if they differ.
+    sample = range(0, len(ids), max(1, len(ids) // 200))
+    stale = any(
+        (stored := store.get_embedding(ids[i], model)) is None
+        or not np.allclose(stored, vectors[i], atol=1e-5) for i in sample)
+    if stale or store.count_embeddings(model) < len(ids):
         log("writing embeddings into the store")
         known = set(store.paper_dates())
         rows = [(pid, "bench", vectors[i]) for i, pid in enumerate(ids) if pid in known]
@@ -84,11 +90,12 @@ def label_baseline(ids: list[str], labels: np.ndarray, texts: dict) -> tuple[flo
 
 
 def in_memory(results: dict, ids: list[str], vectors: np.ndarray, texts: dict,
-              categories: list, dates: dict, params: BuildParams) -> None:
+              categories: list, dates: dict, params: BuildParams, threads: int,
+              with_stability: bool = True) -> None:
     """Quality figures and in-memory build times, beside the k-means k=50 baseline."""
     log("baseline: k-means k=50 + the same phrase labels")
     started = time.perf_counter()
-    base_labels = baseline_kmeans(vectors)
+    base_labels = baseline_kmeans(vectors, seed=params.seed)
     cluster_seconds = time.perf_counter() - started
     label_seconds, base_phrases = label_baseline(ids, base_labels, texts)
     results["baseline_kmeans50"] = agreement(list(base_labels), categories) | {
@@ -98,7 +105,7 @@ def in_memory(results: dict, ids: list[str], vectors: np.ndarray, texts: dict,
 
     log("topics: in-memory build (cold)")
     started, started_cpu = time.perf_counter(), time.process_time()
-    plan = plan_build(ids, vectors, texts, None, params, on_progress=log)
+    plan = plan_build(ids, vectors, texts, None, params, on_progress=log, threads=threads)
     plan_seconds = time.perf_counter() - started
     plan_cpu = time.process_time() - started_cpu
     topic_of = {pid: key for pid, key, _ in plan["assignments"]}
@@ -116,11 +123,15 @@ def in_memory(results: dict, ids: list[str], vectors: np.ndarray, texts: dict,
     }
     log(f"topics {results['topics']}")
 
+    if not with_stability:
+        return
     log("stability: hold out the newest week, build, add it back, rebuild")
-    results["stability"] = stability(ids, vectors, texts, dates, params, on_progress=log)
+    results["stability"] = stability(ids, vectors, texts, dates, params, on_progress=log,
+                                     threads=threads)
     log(f"stability (warm start) {results['stability']}")
     results["stability_cold"] = stability(
-        ids, vectors, texts, dates, replace(params, warm_start=False), on_progress=log)
+        ids, vectors, texts, dates, replace(params, warm_start=False), on_progress=log,
+        threads=threads)
     log(f"stability (cold rebuild) {results['stability_cold']}")
 
 
@@ -135,7 +146,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--papers-per-topic", type=int, default=BuildParams.papers_per_topic)
     parser.add_argument("--other-similarity", type=float, default=BuildParams.other_similarity)
+    parser.add_argument("--neighbours", type=int, default=BuildParams.neighbours,
+                        help="smoothing neighbours (0: cluster the raw vectors)")
+    parser.add_argument("--seed", type=int, default=BuildParams.seed)
     parser.add_argument("--skip-store", action="store_true", help="only the in-memory measures")
+    parser.add_argument("--skip-stability", action="store_true",
+                        help="leave out the two stability rebuilds (e.g. for other seeds)")
     parser.add_argument("--skip-memory", action="store_true",
                         help="only the timings through the store (rebuild, assign)")
     parser.add_argument("--until", help="leave out papers announced after this date (when the "
@@ -144,7 +160,8 @@ def main() -> None:
     args = parser.parse_args()
 
     params = replace(BuildParams(), papers_per_topic=args.papers_per_topic,
-                     other_similarity=args.other_similarity)
+                     other_similarity=args.other_similarity, neighbours=args.neighbours,
+                     seed=args.seed)
     ids = json.loads(args.ids.read_text())
     vectors = np.load(args.embeddings).astype(np.float32)
     assert len(ids) == len(vectors), "ids and embeddings differ in length"
@@ -162,7 +179,8 @@ def main() -> None:
 
     with threadpool_limits(limits=args.threads):
         if not args.skip_memory:
-            in_memory(results, ids, vectors, texts, categories, dates, params)
+            in_memory(results, ids, vectors, texts, categories, dates, params, args.threads,
+                      with_stability=not args.skip_stability)
 
     if not args.skip_store:
         settings, store = ensure_store(args.data_dir, corpus, args.model, ids, vectors)

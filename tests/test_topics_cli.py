@@ -20,6 +20,7 @@ def _run(*args: str) -> tuple[int, str]:
 def test_topics_commands(store, settings) -> None:
     assert _run("topics", "assign")[0] == 1  # no topics yet: a clear failure, not a crash
     assert _run("topics", "build", "--papers-per-topic", "0")[0] == 2
+    assert _run("topics", "build", "--neighbours", "-1")[0] == 2
     add_papers(store, settings, make_corpus())
     code, out = _run("topics", "build", "--json", *SMALL)
     assert code == 0
@@ -40,6 +41,8 @@ def test_topics_commands(store, settings) -> None:
     assert code == 0 and json.loads(out)["assigned"] == 9
     code, out = _run("topics", "build", "--json", "--fresh", *SMALL)
     assert code == 0 and json.loads(out)["kept"] == 4
+    code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)
+    assert code == 0 and json.loads(out)["kept"] == 4  # the raw vectors: same four topics
     code, out = _run("eval", "topics", "--json", "--no-stability", "--no-baseline")
     result = json.loads(out)
     assert code == 0 and result["labels"]["problems"] == 0 and result["topics"] == 4

@@ -118,3 +118,19 @@ def test_words_give_way_to_the_phrase_that_holds_them() -> None:
     terms = ["social", "media", "social media", "sentiment"]
     scores = np.array([[9.0, 8.0, 5.0, 4.0]])
     assert choose_labels(scores, terms) == [["social media", "sentiment"]]
+
+
+def test_a_section_of_one_topic_is_named_by_more_of_its_phrases() -> None:
+    from papersift.topics.stage import BuildParams, _sections
+
+    centroids = np.array([[1.0, 0.0, 0.0], [0.99, 0.14, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
+    phrases = [["reward modelling", "preference optimisation", "policy gradient"],
+               ["reinforcement learning", "offline RL", "reward hacking"],
+               ["channel", "communication", "wireless", "antennas"]]
+    topics = [{"key": c, "id": None} for c in range(3)]
+    sections = _sections(centroids, np.array([30, 20, 10]), phrases, topics, None,
+                         BuildParams(sections=2))
+    labels = sorted(s["label"] for s in sections)
+    assert labels == ["Channel, communication, wireless, antennas",
+                      "Reward modelling, reinforcement learning, preference optimisation, "
+                      "offline RL"]

@@ -90,6 +90,13 @@ def test_topic_page_numbers_and_author_lines(site: Any) -> None:
     assert site.client.get(topic["url"], params={"page": "x"}).status_code == 404
 
 
+def test_every_listed_topic_has_papers_and_a_page(site: Any) -> None:
+    listed = [t for s in site.client.get("/topics.json").json()["sections"] for t in s["topics"]]
+    assert listed and all(t["size"] > 0 for t in listed)
+    for topic in listed:
+        assert site.client.get(topic["url"]).status_code == 200, topic["url"]
+
+
 def test_old_topic_slug_redirects_permanently(site: Any) -> None:
     topic = biggest_topic(site)
     moved = site.client.get("/topics/an-old-topic-slug", follow_redirects=False)

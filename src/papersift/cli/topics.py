@@ -19,10 +19,14 @@ app.add_typer(topics_app, name="topics")
 
 
 def _params(fresh: bool, papers_per_topic: int | None,
-            other_similarity: float | None) -> BuildParams:
+            other_similarity: float | None, neighbours: int | None = None) -> BuildParams:
     from papersift.topics import BuildParams
 
     params = BuildParams(warm_start=not fresh)
+    if neighbours is not None:
+        if neighbours < 0:
+            raise common.fail("--neighbours must be 0 or more", common.EXIT_USAGE)
+        params = replace(params, neighbours=neighbours)
     if papers_per_topic is not None:
         if papers_per_topic < 1:
             raise common.fail("--papers-per-topic must be at least 1", common.EXIT_USAGE)
@@ -40,15 +44,20 @@ def build_command(
                                "from the current topics (ids and slugs are still mapped)."),
     papers_per_topic: int = typer.Option(None, "--papers-per-topic",
                                          help="Target topic size (default 2200)."),
-    other_similarity: float = typer.Option(None, "--other-similarity",
-                                           help="Cosine below which a paper goes to 'other'."),
+    other_similarity: float = typer.Option(
+        None, "--other-similarity",
+        help="Cosine (of the smoothed vectors) below which a paper goes to 'other' (default 0.5)."),
+    neighbours: int = typer.Option(
+        None, "--neighbours",
+        help="Smooth each paper with this many nearest papers before clustering (default 10; "
+             "0 clusters the raw embeddings)."),
     as_json: bool = typer.Option(False, "--json", help="Print the build report as JSON."),
 ) -> None:
     """Re-cluster every embedded paper; topics that stay substantially the same keep their
     id and slug, retired slugs redirect to where their papers went."""
     from papersift.topics import TopicsError, build_topics
 
-    params = _params(fresh, papers_per_topic, other_similarity)
+    params = _params(fresh, papers_per_topic, other_similarity, neighbours)
     with common.store() as db:
         try:
             report = build_topics(

@@ -126,6 +126,10 @@ class TopicsStore:
             len(rows), rows[0][1])
         return [r[0] for r in rows], matrix.astype(np.float32)
 
+    def assigned_paper_ids(self) -> set[str]:
+        """Ids of the papers that have a topic (or "other")."""
+        return {r[0] for r in self.conn.execute("SELECT paper_id FROM paper_topics")}
+
     def latest_topic_build(self) -> dict[str, Any] | None:
         row = self.conn.execute("SELECT * FROM topic_builds ORDER BY id DESC LIMIT 1").fetchone()
         if row is None:

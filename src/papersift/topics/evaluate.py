@@ -93,7 +93,7 @@ def simulate_state(plan: Mapping[str, Any], previous: Mapping[str, Any] | None,
 def stability(
     paper_ids: Sequence[str], vectors: np.ndarray, texts: Mapping[str, tuple[str, str]],
     dates: Mapping[str, str | None], params: BuildParams, days: int = 7,
-    on_progress: Progress | None = None,
+    on_progress: Progress | None = None, threads: int = 1,
 ) -> dict[str, Any]:
     """Hold out the newest `days` of papers, build, add them back, rebuild (mapped onto the
     first build), and count the held-in papers that keep their topic."""
@@ -106,12 +106,12 @@ def stability(
     old_ids = [pid for pid, keep in zip(paper_ids, old_mask, strict=True) if keep]
     say(f"stability: build on {len(old_ids):,} papers before {cutoff}")
     started = time.perf_counter()
-    first = plan_build(old_ids, vectors[old_mask], texts, None, params)
+    first = plan_build(old_ids, vectors[old_mask], texts, None, params, threads=threads)
     first_seconds = time.perf_counter() - started
     state = simulate_state(first, None, first_new_id=1)
     say(f"stability: rebuild on {len(paper_ids):,} papers")
     started = time.perf_counter()
-    second = plan_build(paper_ids, vectors, texts, state, params)
+    second = plan_build(paper_ids, vectors, texts, state, params, threads=threads)
     second_seconds = time.perf_counter() - started
     after = simulate_state(second, state, first_new_id=10_000_000)["assignments"]
     before = state["assignments"]
@@ -174,7 +174,8 @@ def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
         if with_stability:
             texts = store.topic_texts(model)
             result["stability"] = stability(paper_ids, vectors, texts,
-                                            store.paper_dates(paper_ids), params, on_progress=say)
+                                            store.paper_dates(paper_ids), params, on_progress=say,
+                                            threads=max(1, int(settings.threads)))
     return result
 
 

@@ -12,12 +12,12 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from papersift.settings import Settings
-from papersift.topics.cluster import choose_k, cluster, nearest, normalize
+from papersift.topics.cluster import choose_k, cluster, nearest, normalize, smooth
 from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms, surface_forms
 from papersift.topics.sections import choose_sections, group_sections, section_label
 from papersift.topics.stability import map_clusters, map_sections, unique_slug
 
-STAGE_VERSION = "topics-1"
+STAGE_VERSION = "topics-2"
 FALLBACK_MODEL_ID = "local:all-MiniLM-L6-v2:int8"
 OTHER_KEY = "other"
 OTHER_SLUG = "other"
@@ -36,12 +36,17 @@ class TopicsError(RuntimeError):
 class BuildParams:
     """What shapes a build; recorded with it in topic_builds.params."""
 
-    # Measured (docs/benchmarks.md, Topics): NMI against categories falls as topics get finer,
-    # and stays at or above the k=50 baseline up to ~45 topics (2,200 papers each at 98,752).
+    # Each paper is clustered as normalize(x + smoothing * mean of its `neighbours` nearest
+    # papers): +0.008 NMI against categories at the same k, on every seed (docs/benchmarks.md).
+    neighbours: int = 10
+    smoothing: float = 1.0
+    # Measured (docs/benchmarks.md, Topics): NMI against categories falls as topics get finer;
+    # ~45 topics at 98,742 papers beat the k=50 baseline on seeds 0-2 (k=40 lost on seed 0).
     papers_per_topic: int = 2200
-    # Cosine to the nearest centroid below which a paper fits no topic ("other", ~3%): 0.50
-    # measured the same NMI within topics but twice the share in "other" (6%).
-    other_similarity: float = 0.45
+    # Cosine (of the smoothed vectors) to the nearest centroid below which a paper fits no
+    # topic and goes to "other" (0.7% of the recent corpus). Each 1% moved to "other" costs
+    # ~0.002 NMI: 0.55 (1.7%) fell below the baseline on seed 1.
+    other_similarity: float = 0.50
     min_topic_size: int = 12
     max_topics: int = 400
     sections: int = 0          # 0: choose from the number of topics
@@ -92,10 +97,12 @@ def plan_build(
     previous: Mapping[str, Any] | None,
     params: BuildParams,
     on_progress: Progress | None = None,
+    threads: int = 1,
 ) -> dict[str, Any]:
     """Everything a rebuild writes (the `build` of Store.replace_topics), computed in memory.
 
     previous is Store.topic_state() (or its in-memory equivalent), or None for a first build.
+    Centroids, similarities and the "other" rule are in the space of the smoothed vectors.
     """
     say = on_progress or (lambda message: None)
     timings: dict[str, float] = {}
@@ -111,6 +118,11 @@ def plan_build(
         params.warm_start and old_regular) else None
     k = choose_k(len(paper_ids), params.papers_per_topic, params.min_topic_size,
                  max_k=params.max_topics)
+    if params.neighbours > 0:
+        say(f"smoothing each paper with its {params.neighbours} nearest papers")
+        vectors = smooth(vectors, k=params.neighbours, weight=params.smoothing,
+                         seed=params.seed, threads=threads)
+        timings["smooth"] = time.perf_counter() - clock
     say(f"clustering {len(paper_ids):,} papers into up to {k} topics")
     clustering = cluster(vectors, k, params.other_similarity, params.min_topic_size,
                          previous=warm, seed=params.seed,
@@ -126,7 +138,7 @@ def plan_build(
             {old: c for c, old in mapping.kept.items()},
             {t["id"] for t in old_topics if t["is_other"]}, params)
         clustering.labels, clustering.similarity = labels, similarity
-    timings["cluster"] = time.perf_counter() - clock
+    timings["cluster"] = time.perf_counter() - clock - timings.get("smooth", 0.0)
 
     clock = time.perf_counter()
     say(f"labelling {n_topics} topics")
@@ -186,7 +198,8 @@ def plan_build(
         "seconds": {name: round(value, 2) for name, value in timings.items()},
     }
     return {
-        "method": "spherical-kmeans+other",
+        "method": "knn-smoothed-spherical-kmeans+other" if params.neighbours > 0
+        else "spherical-kmeans+other",
         "params": asdict(params) | {"k": k, "stage_version": STAGE_VERSION},
         "n_papers": len(paper_ids),
         "report": report,
@@ -262,7 +275,10 @@ def _sections(centroids: np.ndarray, sizes: np.ndarray, phrases: list[list[str]]
     sections = []
     for i, group in enumerate(groups):
         leads = [phrases[c][0] for c in group if phrases[c]]
-        label = section_label(leads)
+        # A section of one or two topics is named by more of their phrases ("Channel,
+        # communication, wireless" rather than "Channel").
+        more = [p for rank in range(1, 5) for c in group for p in phrases[c][rank:rank + 1]]
+        label = section_label(leads + more if len(leads) < 3 else leads)
         slug = matched[i]["slug"] if i in matched else unique_slug(leads[:2] or ["section"], used)
         sections.append({"key": f"s{i}", "slug": slug, "label": label, "position": i,
                          "members": group})
@@ -284,7 +300,8 @@ def build_topics(store: Any, settings: Settings, on_progress: Progress | None = 
     texts = store.topic_texts(model)
     previous = store.topic_state()
     with threadpool_limits(limits=max(1, int(settings.threads))):
-        plan = plan_build(paper_ids, vectors, texts, previous, params, on_progress=say)
+        plan = plan_build(paper_ids, vectors, texts, previous, params, on_progress=say,
+                          threads=max(1, int(settings.threads)))
     say("writing topics")
     plan["params"]["model"] = model
     written = store.replace_topics(plan)
@@ -300,27 +317,51 @@ def build_topics(store: Any, settings: Settings, on_progress: Progress | None = 
 
 def assign_topics(store: Any, settings: Settings) -> dict[str, Any]:
     """Give every embedded paper without a topic the nearest topic (or "other" when it is not
-    similar enough to any), without re-clustering."""
+    similar enough to any), without re-clustering.
+
+    A paper is smoothed as the build smoothed its papers (with its nearest embedded papers),
+    so it is compared with the centroids in their own space.
+    """
     started = time.perf_counter()
     model = model_id(settings, store)
     topic_ids, centroids, other_id = store.topic_centroids()
     build = store.latest_topic_build()
     if build is None or other_id is None:
         raise TopicsError("no topics yet; run `papersift topics build` first")
-    paper_ids, vectors = store.unassigned_embeddings(model)
-    if not paper_ids:
+    params = build["params"]
+    threshold = float(params.get("other_similarity", BuildParams.other_similarity))
+    # Builds before smoothing existed recorded no `neighbours`: their centroids are raw.
+    k, weight = int(params.get("neighbours", 0)), float(params.get("smoothing", 0.0))
+    threads = max(1, int(settings.threads))
+    if k > 0 and weight > 0:
+        # The whole matrix is read once: it gives the new papers' vectors and neighbours.
+        paper_ids, corpus = store.embedding_matrix(model)
+        assigned = store.assigned_paper_ids()
+        rows = np.asarray([i for i, pid in enumerate(paper_ids) if pid not in assigned],
+                          dtype=np.int64)
+        new_ids = [paper_ids[i] for i in rows]
+    else:
+        new_ids, vectors = store.unassigned_embeddings(model)
+    if not new_ids:
         return {"assigned": 0, "to_other": 0, "seconds": round(time.perf_counter() - started, 3)}
-    threshold = float(build["params"].get("other_similarity", BuildParams.other_similarity))
-    with threadpool_limits(limits=max(1, int(settings.threads))):
-        if len(topic_ids):
-            index, cosine = nearest(normalize(vectors), centroids)
+    with threadpool_limits(limits=threads):
+        if k > 0 and weight > 0:
+            # Embedders store unit vectors; checking is ~10x cheaper than normalizing again.
+            if not np.allclose(np.einsum("ij,ij->i", corpus, corpus), 1.0, atol=1e-3):
+                corpus = normalize(corpus)
+            vectors = smooth(corpus, rows, k=k, weight=weight, seed=int(params.get("seed", 0)),
+                             threads=threads)
         else:
-            index, cosine = np.zeros(len(paper_ids), np.int64), np.zeros(len(paper_ids), np.float32)
-    rows = [
+            vectors = normalize(vectors)
+        if len(topic_ids):
+            index, cosine = nearest(vectors, centroids)
+        else:
+            index, cosine = np.zeros(len(new_ids), np.int64), np.zeros(len(new_ids), np.float32)
+    rows_out = [
         (pid, topic_ids[i] if len(topic_ids) and sim >= threshold else other_id, float(sim))
-        for pid, i, sim in zip(paper_ids, index, cosine, strict=True)
+        for pid, i, sim in zip(new_ids, index, cosine, strict=True)
     ]
-    store.assign_papers(rows)
-    to_other = sum(1 for _, tid, _ in rows if tid == other_id)
-    return {"assigned": len(rows), "to_other": to_other, "model": model,
+    store.assign_papers(rows_out)
+    to_other = sum(1 for _, tid, _ in rows_out if tid == other_id)
+    return {"assigned": len(rows_out), "to_other": to_other, "model": model,
             "seconds": round(time.perf_counter() - started, 3)}

@@ -244,11 +244,14 @@ def _topics_overview(site: Site) -> dict[str, Any]:
     sizes = db.topic_sizes()
     sections = []
     for section in db.sections_and_topics():
+        # An empty topic (an "other" bucket nothing fell into) is not listed: it has no page.
         topics = [{
             "slug": t["slug"], "label": t["label"], "url": topic_url(t["slug"]),
-            "size": sizes.get(t["id"], 0), "is_other": bool(t["is_other"]),
+            "size": sizes[t["id"]], "is_other": bool(t["is_other"]),
             "trend": [counts.get(t["id"], {}).get(w, 0) for w in weeks],
-        } for t in section["topics"]]
+        } for t in section["topics"] if sizes.get(t["id"])]
+        if not topics:
+            continue
         sections.append({"slug": section["slug"], "label": section["label"],
                          "url": f"/sections/{section['slug']}", "topics": topics,
                          "size": sum(t["size"] for t in topics)})
