@@ -42,7 +42,11 @@ def test_topics_commands(store, settings) -> None:
     code, out = _run("topics", "build", "--json", "--fresh", *SMALL)
     assert code == 0 and json.loads(out)["kept"] == 4
     code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)
-    assert code == 0 and json.loads(out)["kept"] == 4  # the raw vectors: same four topics
+    raw = json.loads(out)
+    # Raw vectors: the smoothed centroids do not seed it, yet the same four topics are kept.
+    assert code == 0 and raw["kept"] == 4 and raw["warm_start"] is False
+    code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)
+    assert code == 0 and json.loads(out)["warm_start"] is True
     code, out = _run("eval", "topics", "--json", "--no-stability", "--no-baseline")
     result = json.loads(out)
     assert code == 0 and result["labels"]["problems"] == 0 and result["topics"] == 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -299,6 +299,12 @@ def build_topics(store: Any, settings: Settings, on_progress: Progress | None = 
         raise TopicsError(f"no embeddings of model {model!r} in the store; run `papersift embed`")
     texts = store.topic_texts(model)
     previous = store.topic_state()
+    last = store.latest_topic_build()
+    if last is not None and params.warm_start and _space(last["params"]) != _space(asdict(params)):
+        # The previous centroids live in another space (raw vectors, or other smoothing):
+        # start k-means afresh; ids and slugs are still mapped by membership overlap.
+        say("previous topics were clustered differently: clustering afresh")
+        params = replace(params, warm_start=False)
     with threadpool_limits(limits=max(1, int(settings.threads))):
         plan = plan_build(paper_ids, vectors, texts, previous, params, on_progress=say,
                           threads=max(1, int(settings.threads)))
@@ -313,6 +319,12 @@ def build_topics(store: Any, settings: Settings, on_progress: Progress | None = 
         say("naming topics with the LLM")
         report["naming"] = name_topics(store, settings)
     return report
+
+
+def _space(params: Mapping[str, Any]) -> tuple[int, float]:
+    """What decides the space centroids live in: (neighbours, smoothing); (0, 0.0) is raw."""
+    neighbours, weight = int(params.get("neighbours", 0)), float(params.get("smoothing", 0.0))
+    return (neighbours, weight) if neighbours > 0 and weight > 0 else (0, 0.0)
 
 
 def assign_topics(store: Any, settings: Settings) -> dict[str, Any]:
