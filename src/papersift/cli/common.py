@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Table
 
 from papersift.settings import Settings, load_settings
 from papersift.store import Store, open_store
@@ -56,6 +57,14 @@ def emit_json(data: Any) -> None:
 def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     console.print(f"[red]error:[/red] {message}", highlight=False)
     return typer.Exit(code)
+
+
+def figures_table(title: str, columns: Sequence[str]) -> Table:
+    """A table of named rows and their figures: the first column left, the figures right."""
+    table = Table(title=title)
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    return table
 
 
 def progress(disable: bool = False) -> Progress:

@@ -96,9 +96,7 @@ def stats_command(as_json: bool = typer.Option(False, "--json")) -> None:
               f"{stats['authors']:,} authors")
     for title, key, top in (("source", "by_source", None), ("category", "by_category", 15),
                             ("month", "by_month", None)):
-        table = Table(title=f"by {title}")
-        table.add_column(title)
-        table.add_column("papers", justify="right")
+        table = common.figures_table(f"by {title}", (title, "papers"))
         for name, count in list(stats[key].items())[:top]:
             table.add_row(name, f"{count:,}")
         out.print(table)

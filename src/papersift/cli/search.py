@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from papersift.cli import common
 from papersift.cli.app import app, eval_app
@@ -118,9 +117,9 @@ def eval_search_command(
     if as_json:
         common.emit_json(rows)
         return
-    table = Table(title=f"search on {corpus.name} ({rows[0]['queries']} judged queries)")
-    for column in ("config", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"):
-        table.add_column(column, justify="left" if column == "config" else "right")
+    table = common.figures_table(
+        f"search on {corpus.name} ({rows[0]['queries']} judged queries)",
+        ("config", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"))
     for row in rows:
         table.add_row(row["config"], f"{row['ndcg@10']:.4f}", f"{row['recall@100']:.4f}",
                       f"{row['mrr@10']:.4f}", f"{row['p50_ms']:.1f}", f"{row['p95_ms']:.1f}")

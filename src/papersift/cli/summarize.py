@@ -6,7 +6,6 @@ from datetime import datetime
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from papersift.cli import common
 from papersift.cli.app import app, eval_app
@@ -117,9 +116,8 @@ def eval_tldr_command(
     if as_json:
         common.emit_json(report)
         return
-    table = Table(title=f"TL;DR on {data} ({report['papers']:,} papers)")
-    for column in ("system", "ROUGE-1", "ROUGE-2", "ROUGE-L", "mean words", "seconds"):
-        table.add_column(column, justify="left" if column == "system" else "right")
+    table = common.figures_table(f"TL;DR on {data} ({report['papers']:,} papers)", (
+        "system", "ROUGE-1", "ROUGE-2", "ROUGE-L", "mean words", "seconds"))
     for name, row in report["systems"].items():
         table.add_row(name, f"{row['rouge1']:.4f}", f"{row['rouge2']:.4f}", f"{row['rougeL']:.4f}",
                       f"{row['mean_words']:.1f}", f"{row['seconds']:.2f}")

@@ -60,7 +60,23 @@ def open_source(
     settings: Settings,
     client: httpx.Client | None = None,
 ) -> Iterator[PaperRecord | Skipped]:
-    """The record stream of one SOURCE spec. Network sources use `client` when given (tests)."""
+    """The record stream of one SOURCE spec. Network sources use `client` when given (tests).
+
+    `options.limit` is applied here for every source: the stream is not read past the last
+    record wanted, so a paged source fetches no further page.
+    """
     kind, arg = parse_spec(spec)
     module = importlib.import_module(SOURCE_KINDS[kind][0])
-    return module.open_source(arg, options, settings, client=client)
+    stream = module.open_source(arg, options, settings, client=client)
+    return _limited(stream, options.limit) if options.limit else stream
+
+
+def _limited(items: Iterator[PaperRecord | Skipped], limit: int) -> Iterator[PaperRecord | Skipped]:
+    """The items up to and including the limit-th record (skips pass through uncounted)."""
+    emitted = 0
+    for item in items:
+        yield item
+        if isinstance(item, PaperRecord):
+            emitted += 1
+            if emitted >= limit:
+                return

@@ -45,15 +45,10 @@ def _read(
 ) -> Iterator[PaperRecord | Skipped]:
     with Fetcher(settings, client) as fetcher:
         items = fetcher.get(url, parse=lambda r: parse_feed(r.content, url))
-    emitted = 0
     for item in items:
         if isinstance(item, PaperRecord) and not _in_range(item, options):
             continue
         yield item
-        if isinstance(item, PaperRecord):
-            emitted += 1
-            if options.limit and emitted >= options.limit:
-                return
 
 
 def _in_range(record: PaperRecord, options: SourceOptions) -> bool:

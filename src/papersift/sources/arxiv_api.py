@@ -34,7 +34,7 @@ def open_source(
     until = options.until or date.today()
     if until < since:
         raise SourceError(f"arxiv: --until {until} is before --since {since}")
-    return _stream(categories, since, until, options.limit, settings, client)
+    return _stream(categories, since, until, settings, client)
 
 
 def parse_categories(arg: str) -> list[str]:
@@ -52,13 +52,12 @@ def search_query(categories: list[str], since: date, until: date) -> str:
 
 
 def _stream(
-    categories: list[str], since: date, until: date, limit: int | None, settings: Settings,
+    categories: list[str], since: date, until: date, settings: Settings,
     client: httpx.Client | None,
 ) -> Iterator[PaperRecord | Skipped]:
     url = settings.arxiv_api_url
     page_size = max(1, int(settings.page_size))
     query = search_query(categories, since, until)
-    emitted = 0
     start = 0
     with Fetcher(settings, client) as fetcher:
         while True:
@@ -73,12 +72,7 @@ def _stream(
             for number, item in enumerate(page.items, start=start + 1):
                 if isinstance(item, Skipped):
                     item.where = f"{url}?start={start} entry {number}"
-                    yield item
-                    continue
                 yield item
-                emitted += 1
-                if limit and emitted >= limit:
-                    return
             start += len(page.items)
             if len(page.items) < page_size or (page.total is not None and start >= page.total):
                 return

@@ -93,8 +93,8 @@ def parse_line(line: bytes, where: str) -> PaperRecord | Skipped:
 
 
 def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator[PaperRecord | Skipped]:
-    """Yield one record per line; a line that is not a usable paper is yielded as Skipped."""
-    emitted = 0
+    """Yield one record per line in the date range; a line that is not a usable paper is
+    yielded as Skipped. (`options.limit` is applied by sources.open_source.)"""
     for item in iter_lines(path):
         if isinstance(item, Skipped):
             yield item
@@ -104,10 +104,6 @@ def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator
         if isinstance(record, PaperRecord) and not in_range(record, options):
             continue
         yield record
-        if isinstance(record, PaperRecord):
-            emitted += 1
-            if options.limit and emitted >= options.limit:
-                return
 
 
 def in_range(record: PaperRecord, options: SourceOptions) -> bool:

@@ -43,17 +43,11 @@ def _read(
     url = settings.hf_url
     with Fetcher(settings, client) as fetcher:
         items = fetcher.get(url, {"date": day.isoformat()}, parse=_json_list)
-    emitted = 0
     for number, item in enumerate(items, start=1):
         try:
-            record = parse_item(item)
+            yield parse_item(item)
         except ValueError as exc:
             yield Skipped("hf", f"{url}?date={day} item {number}", str(exc))
-            continue
-        yield record
-        emitted += 1
-        if options.limit and emitted >= options.limit:
-            return
 
 
 def _json_list(response: httpx.Response) -> list[Any]:

@@ -51,7 +51,7 @@ def open_source(
         params["until"] = options.until.isoformat()
     if set_spec:
         params["set"] = set_spec
-    return _harvest(params, prefix, options.limit, settings, client)
+    return _harvest(params, prefix, settings, client)
 
 
 def parse_arg(arg: str) -> tuple[str | None, str]:
@@ -86,11 +86,10 @@ def to_set_spec(text: str) -> str | None:
 
 
 def _harvest(
-    params: dict[str, str], prefix: str, limit: int | None, settings: Settings,
+    params: dict[str, str], prefix: str, settings: Settings,
     client: httpx.Client | None,
 ) -> Iterator[PaperRecord | Skipped]:
     url = settings.oai_url
-    emitted = 0
     page_number = 0
     with Fetcher(settings, client) as fetcher:
         while True:
@@ -100,12 +99,7 @@ def _harvest(
                 if isinstance(item, Skipped):
                     item.where = f"{url} page {page_number} record {number}" + (
                         f" ({item.where})" if item.where else "")
-                    yield item
-                    continue
                 yield item
-                emitted += 1
-                if limit and emitted >= limit:
-                    return
             if not page.token:
                 return
             # Only the token may accompany verb on a resumed request (OAI-PMH 2.0, 3.5).

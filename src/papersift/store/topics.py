@@ -112,20 +112,6 @@ class TopicsStore:
         matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
         return ids, matrix, other
 
-    def unassigned_embeddings(self, model: str) -> tuple[list[str], np.ndarray]:
-        """(ids, matrix) of embedded non-duplicate papers that have no topic yet."""
-        rows = self.conn.execute(
-            "SELECT e.paper_id, e.dim, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-            " LEFT JOIN paper_topics pt ON pt.paper_id = e.paper_id"
-            " WHERE e.model = ? AND p.duplicate_of IS NULL AND pt.paper_id IS NULL ORDER BY p.pk",
-            (model,),
-        ).fetchall()
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(
-            len(rows), rows[0][1])
-        return [r[0] for r in rows], matrix.astype(np.float32)
-
     def assigned_paper_ids(self) -> set[str]:
         """Ids of the papers that have a topic (or "other")."""
         return {r[0] for r in self.conn.execute("SELECT paper_id FROM paper_topics")}

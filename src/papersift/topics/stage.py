@@ -343,28 +343,22 @@ def assign_topics(store: Any, settings: Settings) -> dict[str, Any]:
     params = build["params"]
     threshold = float(params.get("other_similarity", BuildParams.other_similarity))
     # Builds before smoothing existed recorded no `neighbours`: their centroids are raw.
-    k, weight = int(params.get("neighbours", 0)), float(params.get("smoothing", 0.0))
+    k, weight = _space(params)
     threads = max(1, int(settings.threads))
-    if k > 0 and weight > 0:
-        # The whole matrix is read once: it gives the new papers' vectors and neighbours.
-        paper_ids, corpus = store.embedding_matrix(model)
-        assigned = store.assigned_paper_ids()
-        rows = np.asarray([i for i, pid in enumerate(paper_ids) if pid not in assigned],
-                          dtype=np.int64)
-        new_ids = [paper_ids[i] for i in rows]
-    else:
-        new_ids, vectors = store.unassigned_embeddings(model)
+    # The whole matrix is read once: it gives the new papers' vectors and their neighbours.
+    paper_ids, corpus = store.embedding_matrix(model)
+    assigned = store.assigned_paper_ids()
+    rows = np.asarray([i for i, pid in enumerate(paper_ids) if pid not in assigned],
+                      dtype=np.int64)
+    new_ids = [paper_ids[i] for i in rows]
     if not new_ids:
         return {"assigned": 0, "to_other": 0, "seconds": round(time.perf_counter() - started, 3)}
     with threadpool_limits(limits=threads):
-        if k > 0 and weight > 0:
-            # Embedders store unit vectors; checking is ~10x cheaper than normalizing again.
-            if not np.allclose(np.einsum("ij,ij->i", corpus, corpus), 1.0, atol=1e-3):
-                corpus = normalize(corpus)
-            vectors = smooth(corpus, rows, k=k, weight=weight, seed=int(params.get("seed", 0)),
-                             threads=threads)
-        else:
-            vectors = normalize(vectors)
+        # Embedders store unit vectors; checking is ~10x cheaper than normalizing again.
+        if not np.allclose(np.einsum("ij,ij->i", corpus, corpus), 1.0, atol=1e-3):
+            corpus = normalize(corpus)
+        vectors = smooth(corpus, rows, k=k, weight=weight, seed=int(params.get("seed", 0)),
+                         threads=threads)
         if len(topic_ids):
             index, cosine = nearest(vectors, centroids)
         else:
