@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import queue
 import threading
@@ -24,6 +25,8 @@ from papersift.store.papers import PreparedRecord, prepare_record
 
 # Commit at least this often so a slow network source loses little when killed.
 _FLUSH_SECONDS = 5.0
+# Below this much file data, starting a helper process for the full-text index gains nothing.
+_PARALLEL_INDEX_MIN_BYTES = 1 << 20
 
 
 @dataclass
@@ -34,6 +37,7 @@ class IngestReport:
     duplicates: list[dict[str, str]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)
     failed_sources: list[dict[str, str]] = field(default_factory=list)
+    parallel_index: bool = False  # the full-text index was built by a helper process
     seconds: float = 0.0
 
     @property
@@ -55,14 +59,30 @@ def ingest(
     client: httpx.Client | None = None,
     batch_size: int = 10_000,
     on_batch: Callable[[IngestReport], None] | None = None,
+    parallel_index: bool | None = None,
 ) -> IngestReport:
     """Ingest every SOURCE spec in order. A failing source is reported and the next one runs.
 
     Each batch is one transaction, and a record that its source already gave unchanged is
     recognised by its hash, so an interrupted run resumes by simply running it again.
+    Into a store with no papers, the full-text index is built on the other core
+    (Store.parallel_fulltext): by default when the files to read are big enough to gain.
     """
+    if parallel_index is None:
+        parallel_index = _file_bytes(specs) >= _PARALLEL_INDEX_MIN_BYTES
     with _collector_paused():
-        return _ingest(store, specs, settings, options, client, batch_size, on_batch)
+        return _ingest(store, specs, settings, options, client, batch_size, on_batch,
+                       parallel_index)
+
+
+def _file_bytes(specs: Sequence[str]) -> int:
+    total = 0
+    for spec in specs:
+        kind, arg = parse_spec(spec)
+        if kind == "file":
+            with contextlib.suppress(SourceError, OSError):  # reported when the source is read
+                total += file_path(arg).stat().st_size
+    return total
 
 
 @contextmanager
@@ -87,9 +107,29 @@ def _ingest(
     client: httpx.Client | None,
     batch_size: int,
     on_batch: Callable[[IngestReport], None] | None,
+    parallel_index: bool,
 ) -> IngestReport:
     report = IngestReport()
     started, started_at = time.perf_counter(), utc_now()
+    with store.parallel_fulltext(parallel_index) as report.parallel_index:
+        _ingest_specs(store, specs, settings, options, client, batch_size, on_batch, report,
+                      started)
+    report.seconds = time.perf_counter() - started
+    store.record_ingest_run(list(specs), started_at, report.as_dict())
+    return report
+
+
+def _ingest_specs(
+    store: Store,
+    specs: Sequence[str],
+    settings: Settings,
+    options: SourceOptions,
+    client: httpx.Client | None,
+    batch_size: int,
+    on_batch: Callable[[IngestReport], None] | None,
+    report: IngestReport,
+    started: float,
+) -> None:
     for spec in specs:
         batch: list[PreparedRecord | CachedLine] = []
         last_flush = time.monotonic()
@@ -121,9 +161,6 @@ def _ingest(
             report.failed_sources.append({"source": spec, "error": str(exc)})
         # Not in `finally`: after a crash or an interrupt the partial batch is simply redone.
         flush()
-    report.seconds = time.perf_counter() - started
-    store.record_ingest_run(list(specs), started_at, report.as_dict())
-    return report
 
 
 def _prepared_items(

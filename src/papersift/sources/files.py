@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import httpx
+import orjson
 
 from papersift import records
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
@@ -83,9 +84,14 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes] | Skipped]:
 def parse_line(line: bytes, where: str) -> PaperRecord | Skipped:
     """One raw JSON line -> PaperRecord, or Skipped saying what is wrong with it."""
     try:
-        data = json.loads(line.decode("utf-8", errors="replace"))
-    except json.JSONDecodeError as exc:
-        return Skipped("file", where, f"not valid JSON ({exc.msg})")
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        # The standard parser is lenient where orjson is strict (bad UTF-8 is replaced, NaN
+        # is a number), and says what is wrong in words.
+        try:
+            data = json.loads(line.decode("utf-8", errors="replace"))
+        except json.JSONDecodeError as exc:
+            return Skipped("file", where, f"not valid JSON ({exc.msg})")
     try:
         return parse_object(data)
     except ValueError as exc:

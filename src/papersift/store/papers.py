@@ -9,12 +9,12 @@ import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from functools import lru_cache
 from operator import attrgetter
 from typing import Any, NamedTuple
 
 from papersift.records import PaperRecord
 from papersift.store.db import transaction, utc_now
+from papersift.store.fulltext import fulltext_deferred
 
 # When two sources disagree about a paper's text and neither gives a newer version, the
 # one that is closer to arXiv's own record wins. Higher wins; unknown sources rank lowest.
@@ -32,10 +32,13 @@ def source_kind(source: str) -> str:
     return source.split(":", 1)[0]
 
 
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+
+
 def slugify(text: str) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    return slug or "x"
+    if not text.isascii():  # most names and titles are: their NFKD form is themselves
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return _NOT_SLUG.sub("-", text.lower()).strip("-") or "x"
 
 
 _NOT_WORDS = re.compile(r"\\[a-zA-Z]+|[^\w]+")  # LaTeX commands and punctuation
@@ -43,7 +46,9 @@ _NOT_WORDS = re.compile(r"\\[a-zA-Z]+|[^\w]+")  # LaTeX commands and punctuation
 
 def norm_title_key(title: str, authors: Sequence[str]) -> str | None:
     """Normalized title + first author's surname: the fallback identity for duplicates."""
-    words = _NOT_WORDS.sub(" ", unicodedata.normalize("NFKC", title).lower()).split()
+    if not title.isascii():
+        title = unicodedata.normalize("NFKC", title)
+    words = _NOT_WORDS.sub(" ", title.lower()).split()
     if len(words) < 3 or not authors:
         return None
     surname = slugify(authors[0].split()[-1]) if authors[0].split() else ""
@@ -74,7 +79,6 @@ def _record_hash(record: PaperRecord, extras_json: str) -> str:
 
 _RECORD_FIELDS = tuple(f.name for f in fields(PaperRecord))
 _record_values = attrgetter(*_RECORD_FIELDS)
-_slug = lru_cache(maxsize=1 << 16)(slugify)  # author names repeat a lot across papers
 
 
 class PreparedRecord(NamedTuple):
@@ -125,7 +129,7 @@ def prepare_record(record: PaperRecord, line_key: int | None = None) -> Prepared
             record.license, _LINKS_JSON(record.links), key,
         ),
         sort_date=sort_date, doi_key=record.doi.lower() if record.doi else None, norm_key=key,
-        authors=authors, slugs=tuple(_slug(n) for n in authors),
+        authors=authors, slugs=tuple(map(slugify, authors)),
         category_rows=[(record.id, c, i) for i, c in enumerate(dict.fromkeys(record.categories))],
         version_rows=_version_rows(record), line_key=line_key,
     )
@@ -348,9 +352,10 @@ class PapersStore:
             " links, norm_key, duplicate_of, sort_date) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
-        self.conn.execute(
-            "INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
-            " SELECT pk, title, abstract, authors_text FROM papers WHERE pk >= ?", (first_pk,))
+        if not fulltext_deferred(self.conn):  # else the parallel build indexes them
+            self.conn.execute(
+                "INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
+                " SELECT pk, title, abstract, authors_text FROM papers WHERE pk >= ?", (first_pk,))
         self.conn.executemany(
             "INSERT INTO paper_authors(paper_id, position, author_id) VALUES (?,?,?)", people)
         self.conn.executemany(
@@ -555,7 +560,12 @@ class PapersStore:
             "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
             "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
             "papers_fts": "SELECT rowid, * FROM papers_fts ORDER BY rowid",
+            # What the index holds (the row above is read from the papers it points at).
+            "papers_fts_terms": "SELECT term, col, doc, cnt FROM temp.papers_fts_terms"
+                                " ORDER BY term, col",
         }
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_terms"
+                          " USING fts5vocab(main, papers_fts, col)")
         return {name: [tuple(r) for r in self.conn.execute(sql)] for name, sql in tables.items()}
 
 

@@ -1,0 +1,239 @@
+"""A bulk load's full-text index, built from committed papers by a helper process and copied in at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from papersift.store.db import transaction, utc_now
+
+# FTS5 settings that only shape how an index is written: the helper builds with the store's.
+_BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
+# Where an FTS5 index lives (papers_fts_config, its settings, stays the store's own).
+_INDEX_TABLES = ("papers_fts_data", "papers_fts_idx", "papers_fts_docsize")
+# How often an idle helper looks for newly committed papers.
+_POLL_SECONDS = 0.25
+
+
+def fulltext_deferred(conn: sqlite3.Connection) -> bool:
+    """True while a parallel build owns the index: paper writes then leave papers_fts alone."""
+    return conn.execute("SELECT 1 FROM fulltext_deferred").fetchone() is not None
+
+
+def scratch_path(db_path: Path) -> Path:
+    """The helper's own database, next to the store's (it is removed when the build ends)."""
+    return db_path.with_name(db_path.name + "-fulltext")
+
+
+class FulltextStore:
+    """Mixin of Store: building the full-text index of a bulk load on the other core.
+
+    Tokenizing for FTS5 is about a third of what a bulk insert costs the writer. A store
+    with no papers has an empty index, so a helper process can build one in a scratch
+    database from the rows the writer commits, and the writer copies it in at the end.
+    """
+
+    conn: sqlite3.Connection
+    path: Path
+
+    @contextlib.contextmanager
+    def parallel_fulltext(self, wanted: bool = True) -> Iterator[bool]:
+        """Within, the index is built in a helper process if `wanted` and the store has no
+        papers, or if such a build was interrupted (it is then redone); yields whether it is.
+
+        Leaving normally puts the index in place. Leaving by an error (or being killed)
+        leaves the store marked, so that the next ingest finishes the index.
+        """
+        if not self.defer_fulltext(wanted):
+            yield False
+            return
+        builder = _Builder(self.path)
+        try:
+            yield True
+            watermark, last_seq = builder.finish()
+            adopt_index(self.path, builder.scratch, watermark, last_seq)
+        finally:
+            builder.close()
+
+    def defer_fulltext(self, wanted: bool = True) -> bool:
+        """Mark the index as built elsewhere, if `wanted` and the store has no papers; True
+        if it now is (or still was, after an interrupted build)."""
+        with transaction(self.conn):
+            if fulltext_deferred(self.conn):
+                return True
+            if not wanted or self.conn.execute("SELECT 1 FROM papers LIMIT 1").fetchone():
+                return False
+            self.conn.execute(
+                "INSERT INTO fulltext_deferred(id, started_at) VALUES (1, ?)", (utc_now(),))
+        return True
+
+
+def catch_up(
+    conn: sqlite3.Connection, index: str, store: str, watermark: int, last_seq: int
+) -> tuple[int, int, int]:
+    """Bring the index in schema `index` up to the papers of schema `store`.
+
+    Rows up to `watermark` are indexed as they were when the log's sequence was `last_seq`:
+    the changes logged since are replayed on them, then the rows above the watermark are
+    indexed as they are now. The caller holds one transaction, so rows and log are read
+    from one snapshot. Returns (rows indexed, new watermark, new last_seq).
+    """
+    seq = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {store}.fulltext_log").fetchone()[0]
+    top = conn.execute(f"SELECT coalesce(max(pk), 0) FROM {store}.papers").fetchone()[0]
+    changes = conn.execute(
+        f"SELECT pk, old_title, old_abstract, old_authors_text, new_title, new_abstract,"
+        f" new_authors_text FROM {store}.fulltext_log WHERE seq > ? AND seq <= ? AND pk <= ?"
+        " ORDER BY seq", (last_seq, seq, watermark)).fetchall()
+    for pk, *texts in changes:
+        conn.execute(
+            f"INSERT INTO {index}.papers_fts(papers_fts, rowid, title, abstract, authors_text)"
+            " VALUES ('delete', ?, ?, ?, ?)", (pk, *texts[:3]))
+        if texts[3] is not None:
+            conn.execute(
+                f"INSERT INTO {index}.papers_fts(rowid, title, abstract, authors_text)"
+                " VALUES (?, ?, ?, ?)", (pk, *texts[3:]))
+    indexed = conn.execute(
+        f"INSERT INTO {index}.papers_fts(rowid, title, abstract, authors_text)"
+        f" SELECT pk, title, abstract, authors_text FROM {store}.papers"
+        " WHERE pk > ? AND pk <= ? ORDER BY pk", (watermark, top)).rowcount
+    return indexed, max(watermark, top), seq
+
+
+def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> bool:
+    """Copy the helper's index into the store, bring it up to date and end the deferral.
+
+    Returns False if the copy did not cover every paper and the index was rebuilt instead.
+    """
+    # A connection of its own: FTS5 caches an index's structure per connection, and the
+    # store's connection sees the new one as a change made by another connection.
+    conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+    try:
+        conn.execute("ATTACH DATABASE ? AS built", (str(scratch),))
+        with transaction(conn):
+            for table in _INDEX_TABLES:
+                conn.execute(f"DELETE FROM main.{table}")
+                conn.execute(f"INSERT INTO main.{table} SELECT * FROM built.{table}")
+            catch_up(conn, "main", "main", watermark, last_seq)
+            documents = conn.execute("SELECT count(*) FROM papers_fts_docsize").fetchone()[0]
+            complete = documents == conn.execute("SELECT count(*) FROM papers").fetchone()[0]
+            if not complete:
+                # Only if papers were deleted and their pks reused mid-build: slow but exact.
+                conn.execute("INSERT INTO papers_fts(papers_fts) VALUES ('rebuild')")
+            conn.execute("DELETE FROM fulltext_log")
+            conn.execute("DELETE FROM fulltext_deferred")
+        conn.execute("DETACH DATABASE built")
+    finally:
+        conn.close()
+    return complete
+
+
+class _Builder:
+    """The helper process and the two pipes to it."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.scratch = scratch_path(db_path)
+        # fork starts at once; elsewhere (macOS, Windows) fork is unsafe or missing.
+        context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        commands, self._commands = context.Pipe(duplex=False)
+        self._replies, replies = context.Pipe(duplex=False)
+        self._process = context.Process(
+            target=_build, args=(db_path, self.scratch, commands, replies, os.getpid()),
+            name="papersift-fulltext", daemon=True)
+        self._process.start()
+        commands.close()
+        replies.close()
+
+    def finish(self) -> tuple[int, int]:
+        """Tell the helper every paper is committed; wait for its (watermark, last_seq)."""
+        self._commands.send("finish")
+        try:
+            kind, payload = self._replies.recv()
+        except EOFError:
+            self._process.join(timeout=5)
+            raise RuntimeError(
+                f"full-text helper died (exit code {self._process.exitcode})") from None
+        if kind == "error":
+            raise payload
+        return payload  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self._commands.close()
+        self._replies.close()
+        self._process.join(timeout=5)
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join()
+        self.scratch.unlink(missing_ok=True)
+
+
+def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connection,
+           parent: int) -> None:
+    """Helper process: index committed papers until told to finish, then reply."""
+    try:
+        result = _index_until_finished(db_path, scratch, commands, parent)
+        if result is not None:
+            replies.send(("done", result))
+    except BaseException as exc:  # noqa: BLE001 (handed to the writer)
+        with contextlib.suppress(OSError):
+            replies.send(("error", exc))
+    finally:
+        replies.close()
+
+
+def _index_until_finished(
+    db_path: Path, scratch: Path, commands: Connection, parent: int
+) -> tuple[int, int] | None:
+    index = ScratchIndex(db_path, scratch)
+    try:
+        while True:
+            index.catch_up()
+            try:
+                if commands.poll(_POLL_SECONDS) and commands.recv() == "finish":
+                    index.catch_up()  # the writer has committed its last paper
+                    return index.position
+            except EOFError:
+                return None  # the writer is gone
+            if os.getppid() != parent:
+                return None
+    finally:
+        index.close()
+
+
+class ScratchIndex:
+    """The helper's index: a scratch database holding papers_fts as the store defines it,
+    with the store attached (read only) as `store`."""
+
+    def __init__(self, db_path: Path, scratch: Path) -> None:
+        scratch.unlink(missing_ok=True)
+        self.conn = sqlite3.connect(scratch.resolve().as_uri(), isolation_level=None, uri=True)
+        # A scratch file: if anything goes wrong it is thrown away and built again.
+        self.conn.execute("PRAGMA journal_mode = OFF")
+        self.conn.execute("PRAGMA synchronous = OFF")
+        self.conn.execute("ATTACH DATABASE ? AS store", (db_path.resolve().as_uri() + "?mode=ro",))
+        self.conn.execute(self.conn.execute(
+            "SELECT sql FROM store.sqlite_master WHERE name = 'papers_fts'").fetchone()[0])
+        marks = ",".join("?" * len(_BUILD_SETTINGS))
+        for key, value in self.conn.execute(
+                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks})",
+                _BUILD_SETTINGS).fetchall():
+            self.conn.execute(
+                "INSERT INTO papers_fts(papers_fts, rank) VALUES (?, ?)", (key, value))
+        self.position = (0, 0)  # (watermark, last_seq): see catch_up
+
+    def catch_up(self) -> int:
+        """Index what the store has committed since the last call; returns the rows indexed."""
+        # A deferred BEGIN: IMMEDIATE would also lock the store against its writer.
+        self.conn.execute("BEGIN")
+        indexed, *position = catch_up(self.conn, "main", "store", *self.position)
+        self.conn.execute("COMMIT")
+        self.position = (position[0], position[1])
+        return indexed
+
+    def close(self) -> None:
+        self.conn.close()

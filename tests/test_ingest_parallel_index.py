@@ -1,0 +1,101 @@
+"""The full-text index of a bulk load built by a helper process: same index, replayed changes, resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from papersift.ingest import ingest
+from papersift.records import PaperRecord
+from papersift.settings import Settings
+from papersift.store import Store, open_store, transaction
+from papersift.store.fulltext import ScratchIndex, adopt_index, scratch_path
+from tests.test_ingest_files import RECENT, SNAPSHOT, head_lines, write_jsonl
+
+
+def paper(paper_id: str, title: str, version: int = 1) -> PaperRecord:
+    return PaperRecord(id=paper_id, title=title, abstract=f"On {title.lower()}.", version=version,
+                       authors=["Ada Lovelace"], categories=["cs.LG"], source="arxiv")
+
+
+def check_index(store: Store) -> None:
+    store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
+    assert store.conn.execute("SELECT count(*) FROM fulltext_deferred").fetchone()[0] == 0
+    assert store.conn.execute("SELECT count(*) FROM fulltext_log").fetchone()[0] == 0
+    assert not scratch_path(store.path).exists()
+
+
+def matches(store: Store, query: str) -> list[str]:
+    return [r[0] for r in store.conn.execute(
+        "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
+        " WHERE papers_fts MATCH ? ORDER BY p.id", (query,))]
+
+
+def test_parallel_index_is_the_index_an_inline_load_builds(tmp_path: Path,
+                                                           settings: Settings) -> None:
+    # Both layouts; the snapshot's float-mangled ids make later lines merge into earlier papers.
+    lines = head_lines(RECENT, 1200) + head_lines(SNAPSHOT, 600) + head_lines(SNAPSHOT, 600)
+    source = write_jsonl(tmp_path / "mixed.jsonl", lines)
+    with open_store(tmp_path / "a" / "papersift.db") as parallel, \
+            open_store(tmp_path / "b" / "papersift.db") as inline:
+        first = ingest(parallel, [f"file:{source}"], settings, batch_size=300, parallel_index=True)
+        second = ingest(inline, [f"file:{source}"], settings, batch_size=300, parallel_index=False)
+        assert first.parallel_index and not second.parallel_index
+        assert (first.new, first.updated, first.unchanged) == (
+            second.new, second.updated, second.unchanged)
+        check_index(parallel)
+        assert parallel.dump() == inline.dump()
+        # The connection that was open while the index was copied in sees it.
+        assert matches(parallel, "learning") == matches(inline, "learning") != []
+
+
+def test_text_changes_during_the_build_are_replayed(tmp_path: Path) -> None:
+    def load(store: Store, index: ScratchIndex | None) -> None:
+        store.upsert_papers([paper(f"2401.0000{i}", f"Graphs number {i}") for i in range(1, 6)])
+        if index:
+            assert index.catch_up() == 5
+        store.upsert_papers([paper("2401.00002", "Trees and forests", version=2),  # indexed
+                             paper("2401.00006", "Meshes and lattices")])
+        with transaction(store.conn):
+            store.conn.execute("DELETE FROM papers WHERE id = '2401.00003'")
+        store.upsert_papers([paper("2401.00006", "Lattices alone", version=2)])  # not yet
+        if index:
+            assert index.catch_up() == 1
+        store.upsert_papers([paper("2401.00004", "Sheaves at last", version=3)])
+
+    with open_store(tmp_path / "a" / "papersift.db") as deferred, \
+            open_store(tmp_path / "b" / "papersift.db") as inline:
+        assert deferred.defer_fulltext()
+        index = ScratchIndex(deferred.path, scratch_path(deferred.path))
+        load(deferred, index)
+        load(inline, None)
+        assert deferred.conn.execute("SELECT count(*) FROM fulltext_log").fetchone()[0] == 4
+        assert matches(deferred, "graphs") == []  # the store's own index waits
+        index.close()
+        assert adopt_index(deferred.path, scratch_path(deferred.path), *index.position)
+        scratch_path(deferred.path).unlink()
+        check_index(deferred)
+        assert deferred.dump() == inline.dump()
+        assert matches(deferred, "lattices") == ["2401.00006"]
+        assert matches(deferred, "meshes OR forests") == ["2401.00002"]
+        assert matches(deferred, "graphs") == ["2401.00001", "2401.00005"]
+
+
+def test_a_store_with_papers_is_indexed_inline(store: Store) -> None:
+    store.upsert_papers([paper("2401.00001", "Graphs")])
+    with store.parallel_fulltext(True) as parallel:
+        assert not parallel
+    assert not store.defer_fulltext()
+
+
+def test_an_interrupted_build_is_finished_by_the_next_ingest(
+    tmp_path: Path, store: Store, settings: Settings
+) -> None:
+    # What a killed bulk load leaves: papers committed, the index not yet built.
+    assert store.defer_fulltext()
+    store.upsert_papers([paper("2401.00001", "Graphs before the kill")])
+    source = write_jsonl(tmp_path / "small.jsonl", head_lines(RECENT, 50))
+    report = ingest(store, [f"file:{source}"], settings)  # small: would be indexed inline
+    assert report.parallel_index
+    check_index(store)
+    assert matches(store, "kill") == ["2401.00001"]
+    assert store.conn.execute("SELECT count(*) FROM papers_fts_docsize").fetchone()[0] == 51
