@@ -93,9 +93,11 @@ def test_an_interrupted_build_is_finished_by_the_next_ingest(
     # What a killed bulk load leaves: papers committed, the index not yet built.
     assert store.defer_fulltext()
     store.upsert_papers([paper("2401.00001", "Graphs before the kill")])
+    assert store.stats()["full_text_index_pending"]
     source = write_jsonl(tmp_path / "small.jsonl", head_lines(RECENT, 50))
     report = ingest(store, [f"file:{source}"], settings)  # small: would be indexed inline
     assert report.parallel_index
     check_index(store)
     assert matches(store, "kill") == ["2401.00001"]
+    assert not store.stats()["full_text_index_pending"]
     assert store.conn.execute("SELECT count(*) FROM papers_fts_docsize").fetchone()[0] == 51

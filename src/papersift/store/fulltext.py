@@ -34,7 +34,7 @@ def scratch_path(db_path: Path) -> Path:
 class FulltextStore:
     """Mixin of Store: building the full-text index of a bulk load on the other core.
 
-    Tokenizing for FTS5 is about a third of what a bulk insert costs the writer. A store
+    Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store
     with no papers has an empty index, so a helper process can build one in a scratch
     database from the rows the writer commits, and the writer copies it in at the end.
     """

@@ -505,6 +505,8 @@ class PapersStore:
             "distinct_papers": total - duplicates,
             "duplicates": duplicates,
             "authors": conn.execute("SELECT count(*) FROM authors").fetchone()[0],
+            # True while a bulk load builds the full-text index, or after one was killed.
+            "full_text_index_pending": fulltext_deferred(conn),
             "by_source": by_source,
             "by_category": dict(conn.execute(
                 "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
