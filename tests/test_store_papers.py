@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from papersift.records import PaperRecord
 from papersift.store import Store, StoreError, open_store
-from papersift.store.db import migrations
+from papersift.store.db import PAGE_SIZE, migrations
 
 
 def paper(**fields: object) -> PaperRecord:
@@ -27,6 +28,17 @@ def test_migrations_are_applied_once_and_recorded(store: Store) -> None:
     reopened = open_store(store.path)  # a second open applies nothing new
     assert reopened.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(applied)
     reopened.close()
+
+
+def test_new_stores_use_8k_pages_and_older_ones_keep_theirs(store: Store, tmp_path: Path) -> None:
+    assert store.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
+    older = sqlite3.connect(tmp_path / "older.db")
+    older.execute("PRAGMA journal_mode = WAL")  # made with the default 4 KiB pages
+    older.close()
+    with open_store(tmp_path / "older.db") as reopened:
+        assert reopened.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
+        reopened.upsert_papers([paper()])
+        assert reopened.count_papers() == 1
 
 
 def test_a_database_from_a_newer_papersift_is_refused(store: Store) -> None:
