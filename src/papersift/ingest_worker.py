@@ -22,8 +22,9 @@ from papersift.store.papers import PreparedRecord, prepare_record
 
 # Lines per message: big enough that pickling and pipe hand-offs cost little per line.
 _CHUNK_LINES = 1000
-# Chunks the helper may run ahead of the writer (bounds memory: ~1 MB of text per chunk).
-_AHEAD = 8
+# Chunks the helper may run ahead of the writer (bounds memory: ~2 MB pickled per chunk).
+# Three batches' worth, so that parsing goes on while the writer runs a batch's SQL.
+_AHEAD = 32
 
 
 class CachedLine(NamedTuple):

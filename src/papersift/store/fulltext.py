@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from papersift.store.db import transaction, utc_now
+from papersift.store.db import PAGE_SIZE, transaction, utc_now
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
@@ -19,6 +19,8 @@ _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
 _INDEX_TABLES = ("papers_fts_data", "papers_fts_idx", "papers_fts_docsize")
 # How often an idle helper looks for newly committed papers.
 _POLL_SECONDS = 0.25
+# The helper's scheduling priority relative to the writer (see _build).
+_NICENESS = 5
 
 
 def fulltext_deferred(conn: sqlite3.Connection) -> bool:
@@ -175,6 +177,11 @@ class _Builder:
 def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connection,
            parent: int) -> None:
     """Helper process: index committed papers until told to finish, then reply."""
+    # The writer is the load's critical path; this helper only has to keep up with it, and
+    # on two cores shared by three processes it otherwise takes CPU the writer needs
+    # (measured: the load ends ~6% sooner at nice 5 to 10; at 19 it lags and ends later).
+    with contextlib.suppress(AttributeError, OSError):  # os.nice is POSIX-only
+        os.nice(_NICENESS)
     try:
         result = _index_until_finished(db_path, scratch, commands, parent)
         if result is not None:
@@ -213,6 +220,7 @@ class ScratchIndex:
         scratch.unlink(missing_ok=True)
         self.conn = sqlite3.connect(scratch.resolve().as_uri(), isolation_level=None, uri=True)
         # A scratch file: if anything goes wrong it is thrown away and built again.
+        self.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         self.conn.execute("PRAGMA journal_mode = OFF")
         self.conn.execute("PRAGMA synchronous = OFF")
         self.conn.execute("ATTACH DATABASE ? AS store", (db_path.resolve().as_uri() + "?mode=ro",))
