@@ -16,7 +16,8 @@ from papersift.store.topics import TopicsStore
 __all__ = ["Store", "StoreError", "UpsertReport", "open_store", "slugify", "transaction"]
 
 
-class Store(PapersStore, FulltextStore, EmbeddingsStore, SearchStore, SummariesStore, TopicsStore, PagesStore):
+class Store(PapersStore, FulltextStore, EmbeddingsStore, SearchStore, SummariesStore, TopicsStore,
+            PagesStore):
     """One SQLite database. Each mixin owns the queries of one concern (see its module)."""
 
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
