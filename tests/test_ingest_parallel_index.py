@@ -32,7 +32,7 @@ def matches(store: Store, query: str) -> list[str]:
 
 def test_parallel_index_is_the_index_an_inline_load_builds(tmp_path: Path,
                                                            settings: Settings) -> None:
-    # Both layouts; the snapshot's float-mangled ids make later lines merge into earlier papers.
+    # Both layouts, and the snapshot lines twice: the second copy must count as unchanged.
     lines = head_lines(RECENT, 1200) + head_lines(SNAPSHOT, 600) + head_lines(SNAPSHOT, 600)
     source = write_jsonl(tmp_path / "mixed.jsonl", lines)
     with open_store(tmp_path / "a" / "papersift.db") as parallel, \
