@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from pathlib import Path
+
+import pytest
 
 from papersift.ingest import ingest
 from papersift.records import PaperRecord
 from papersift.settings import Settings
-from papersift.store import Store, open_store, transaction
+from papersift.store import Store, StoreError, open_store, transaction
 from papersift.store.fulltext import ScratchIndex, adopt_index, scratch_path
 from tests.test_ingest_files import RECENT, SNAPSHOT, head_lines, write_jsonl
 
@@ -101,3 +104,22 @@ def test_an_interrupted_build_is_finished_by_the_next_ingest(
     assert matches(store, "kill") == ["2401.00001"]
     assert not store.stats()["full_text_index_pending"]
     assert store.conn.execute("SELECT count(*) FROM papers_fts_docsize").fetchone()[0] == 51
+
+
+def test_a_helper_that_dies_is_reported_and_the_next_ingest_builds_the_index(
+    tmp_path: Path, store: Store, settings: Settings
+) -> None:
+    with pytest.raises(StoreError, match="helper died.*ingest. again"), \
+            store.parallel_fulltext(True) as parallel:
+        assert parallel
+        store.upsert_papers([paper("2401.00001", "Graphs before the crash")])
+        for process in multiprocessing.active_children():
+            if process.name == "papersift-fulltext":
+                process.kill()
+                process.join()
+    assert store.stats()["full_text_index_pending"]
+    assert not scratch_path(store.path).exists()
+    source = write_jsonl(tmp_path / "small.jsonl", head_lines(RECENT, 20))
+    assert ingest(store, [f"file:{source}"], settings).parallel_index
+    check_index(store)
+    assert matches(store, "crash") == ["2401.00001"]

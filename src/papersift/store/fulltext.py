@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from papersift.store.db import PAGE_SIZE, transaction, utc_now
+from papersift.store.db import PAGE_SIZE, StoreError, transaction, utc_now
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
@@ -152,16 +152,22 @@ class _Builder:
         replies.close()
 
     def finish(self) -> tuple[int, int]:
-        """Tell the helper every paper is committed; wait for its (watermark, last_seq)."""
-        self._commands.send("finish")
+        """Tell the helper every paper is committed; wait for its (watermark, last_seq).
+
+        StoreError if it failed: the papers stay committed, and the store stays marked so
+        that the next ingest builds the index again.
+        """
+        again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
+            self._commands.send("finish")
             kind, payload = self._replies.recv()
-        except EOFError:
+        except (EOFError, OSError):
             self._process.join(timeout=5)
-            raise RuntimeError(
-                f"full-text helper died (exit code {self._process.exitcode})") from None
+            raise StoreError(f"the full-text index helper died (exit code "
+                             f"{self._process.exitcode}); {again}") from None
         if kind == "error":
-            raise payload
+            raise StoreError(f"the full-text index could not be built ({payload}); {again}"
+                             ) from payload
         return payload  # type: ignore[no-any-return]
 
     def close(self) -> None:
