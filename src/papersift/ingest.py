@@ -70,9 +70,13 @@ def ingest(
     """
     if parallel_index is None:
         parallel_index = _file_bytes(specs) >= _PARALLEL_INDEX_MIN_BYTES
-    with _collector_paused():
-        return _ingest(store, specs, settings, options, client, batch_size, on_batch,
-                       parallel_index)
+    report = IngestReport()
+    started, started_at = time.perf_counter(), utc_now()
+    with _collector_paused(), store.parallel_fulltext(parallel_index) as report.parallel_index:
+        _ingest(store, specs, settings, options, client, batch_size, on_batch, report, started)
+    report.seconds = time.perf_counter() - started
+    store.record_ingest_run(list(specs), started_at, report.as_dict())
+    return report
 
 
 def _file_bytes(specs: Sequence[str]) -> int:
@@ -100,26 +104,6 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _ingest(
-    store: Store,
-    specs: Sequence[str],
-    settings: Settings,
-    options: SourceOptions,
-    client: httpx.Client | None,
-    batch_size: int,
-    on_batch: Callable[[IngestReport], None] | None,
-    parallel_index: bool,
-) -> IngestReport:
-    report = IngestReport()
-    started, started_at = time.perf_counter(), utc_now()
-    with store.parallel_fulltext(parallel_index) as report.parallel_index:
-        _ingest_specs(store, specs, settings, options, client, batch_size, on_batch, report,
-                      started)
-    report.seconds = time.perf_counter() - started
-    store.record_ingest_run(list(specs), started_at, report.as_dict())
-    return report
-
-
-def _ingest_specs(
     store: Store,
     specs: Sequence[str],
     settings: Settings,
