@@ -118,6 +118,37 @@ def test_malformed_lines_are_skipped_and_reported(tmp_path: Path) -> None:
     assert len(items) - len(skipped) == 3
 
 
+def test_lenient_json_is_kept_and_unencodable_text_replaced(
+    tmp_path: Path, store: Store, settings: Settings
+) -> None:
+    base = {"abstract": "a", "authors": ["Ada Lovelace"], "categories": ["cs.LG"]}
+    path = tmp_path / "odd.jsonl"
+    path.write_bytes(b"\n".join([
+        # An escaped lone surrogate: no UTF-8 text can hold it as it is.
+        json.dumps({**base, "id": "2401.00001", "title": "Lone \ud800 surrogate"}).encode(),
+        json.dumps({**base, "id": "2401.00002", "title": "Bad UTF-8 ÿ"}, ensure_ascii=False
+                   ).encode().replace(
+            "ÿ".encode(), b"\xff"),
+        json.dumps({**base, "id": "2401.00003", "title": "NaN in extras", "x": float("nan")}
+                   ).encode(),
+    ]) + b"\n")
+    # parallel_index=True sends the lines through the helper process, as bulk files go.
+    report = ingest(store, [f"file:{path}"], settings, parallel_index=True)
+    assert (report.new, report.skipped) == (3, [])
+    assert store.get_paper("2401.00001")["title"] == "Lone \ufffd surrogate"
+    assert store.get_paper("2401.00002")["title"] == "Bad UTF-8 \ufffd"
+
+
+def test_a_corrupt_gzip_is_reported_not_raised(tmp_path: Path, store: Store,
+                                                settings: Settings) -> None:
+    path = write_jsonl(tmp_path / "bad.jsonl.gz", head_lines(RECENT, 400), compress=True)
+    data = bytearray(path.read_bytes())
+    data[200:260] = bytes(60)  # zeroes in the middle of the deflate stream
+    path.write_bytes(bytes(data))
+    report = ingest(store, [f"file:{path}"], settings)
+    assert report.skipped and "unreadable" in report.skipped[-1]["reason"]
+
+
 def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, store: Store,
                                             settings: Settings) -> None:
     path = write_jsonl(tmp_path / "cut.jsonl.gz", head_lines(RECENT, 400), compress=True)

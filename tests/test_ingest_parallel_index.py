@@ -1,4 +1,4 @@
-"""The full-text index of a bulk load built by a helper process: same index, replayed changes, resume."""
+"""A bulk load's indexes, built by a helper process and at the end: same indexes, replayed changes, resume."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from papersift.ingest import ingest
 from papersift.records import PaperRecord
 from papersift.settings import Settings
 from papersift.store import Store, StoreError, open_store, transaction
+from papersift.store.bulk import DEFERRABLE_INDEXES
 from papersift.store.fulltext import ScratchIndex, adopt_index, scratch_path
 from tests.test_ingest_files import RECENT, SNAPSHOT, head_lines, write_jsonl
 
@@ -25,6 +26,10 @@ def check_index(store: Store) -> None:
     assert store.conn.execute("SELECT count(*) FROM fulltext_deferred").fetchone()[0] == 0
     assert store.conn.execute("SELECT count(*) FROM fulltext_log").fetchone()[0] == 0
     assert not scratch_path(store.path).exists()
+
+
+def index_names(store: Store) -> set[str]:
+    return {r[0] for r in store.conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
 
 
 def matches(store: Store, query: str) -> list[str]:
@@ -47,6 +52,10 @@ def test_parallel_index_is_the_index_an_inline_load_builds(tmp_path: Path,
             second.new, second.updated, second.unchanged)
         check_index(parallel)
         assert parallel.dump() == inline.dump()
+        # The keys of the lines read, held back during the bulk load, are all written.
+        lines = "SELECT * FROM source_lines ORDER BY line_key"
+        assert parallel.conn.execute(lines).fetchall() == inline.conn.execute(lines).fetchall()
+        assert len(parallel.conn.execute(lines).fetchall()) == 1800
         # The connection that was open while the index was copied in sees it.
         assert matches(parallel, "learning") == matches(inline, "learning") != []
 
@@ -67,13 +76,14 @@ def test_text_changes_during_the_build_are_replayed(tmp_path: Path) -> None:
 
     with open_store(tmp_path / "a" / "papersift.db") as deferred, \
             open_store(tmp_path / "b" / "papersift.db") as inline:
-        assert deferred.defer_fulltext()
+        assert deferred.defer_indexes()
         index = ScratchIndex(deferred.path, scratch_path(deferred.path))
         load(deferred, index)
         load(inline, None)
         assert deferred.conn.execute("SELECT count(*) FROM fulltext_log").fetchone()[0] == 4
         assert matches(deferred, "graphs") == []  # the store's own index waits
         index.close()
+        assert deferred.build_deferred_indexes() == sorted(DEFERRABLE_INDEXES)
         assert adopt_index(deferred.path, scratch_path(deferred.path), *index.position)
         scratch_path(deferred.path).unlink()
         check_index(deferred)
@@ -85,24 +95,28 @@ def test_text_changes_during_the_build_are_replayed(tmp_path: Path) -> None:
 
 def test_a_store_with_papers_is_indexed_inline(store: Store) -> None:
     store.upsert_papers([paper("2401.00001", "Graphs")])
-    with store.parallel_fulltext(True) as parallel:
+    with store.bulk_load(True) as parallel:
         assert not parallel
-    assert not store.defer_fulltext()
+    assert not store.defer_indexes()
 
 
 def test_an_interrupted_build_is_finished_by_the_next_ingest(
     tmp_path: Path, store: Store, settings: Settings
 ) -> None:
     # What a killed bulk load leaves: papers committed, the index not yet built.
-    assert store.defer_fulltext()
+    assert store.defer_indexes()
     store.upsert_papers([paper("2401.00001", "Graphs before the kill")])
     assert store.stats()["full_text_index_pending"]
+    assert store.stats()["indexes_pending"] == sorted(DEFERRABLE_INDEXES)
+    assert not index_names(store) & set(DEFERRABLE_INDEXES)
     source = write_jsonl(tmp_path / "small.jsonl", head_lines(RECENT, 50))
     report = ingest(store, [f"file:{source}"], settings)  # small: would be indexed inline
     assert report.parallel_index
     check_index(store)
     assert matches(store, "kill") == ["2401.00001"]
     assert not store.stats()["full_text_index_pending"]
+    assert store.stats()["indexes_pending"] == []
+    assert index_names(store) >= set(DEFERRABLE_INDEXES)
     assert store.conn.execute("SELECT count(*) FROM papers_fts_docsize").fetchone()[0] == 51
 
 
@@ -110,7 +124,7 @@ def test_a_helper_that_dies_is_reported_and_the_next_ingest_builds_the_index(
     tmp_path: Path, store: Store, settings: Settings
 ) -> None:
     with pytest.raises(StoreError, match="helper died.*ingest. again"), \
-            store.parallel_fulltext(True) as parallel:
+            store.bulk_load(True) as parallel:
         assert parallel
         store.upsert_papers([paper("2401.00001", "Graphs before the crash")])
         for process in multiprocessing.active_children():

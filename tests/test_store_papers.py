@@ -91,6 +91,23 @@ def test_a_lower_ranked_source_attaches_without_overwriting(store: Store) -> Non
     assert store.get_paper("2401.00001")["sources"]["hf"] == {"upvotes": 40}
 
 
+def test_links_written_by_older_versions_are_not_a_change(store: Store) -> None:
+    store.upsert_papers([paper(links={"pdf": "https://arxiv.org/pdf/2401.00001",
+                                      "abs": "https://arxiv.org/abs/2401.00001"})])
+    # Earlier papersift wrote links with json.dumps: the same object, spaced out.
+    spaced = '{"abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"}'
+    store.conn.execute("UPDATE papers SET links = ?", (spaced,))
+    report = store.upsert_papers([paper(source="arxiv", links={
+        "abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"})])
+    assert (report.updated, report.unchanged) == ([], 1)
+    assert store.conn.execute("SELECT links FROM papers").fetchone()[0] == spaced
+    report = store.upsert_papers([paper(source="arxiv", links={"doi": "https://doi.org/10.1/x"})])
+    assert report.updated == ["2401.00001"]
+    assert store.get_paper("2401.00001")["links"] == {
+        "abs": "https://arxiv.org/abs/2401.00001", "doi": "https://doi.org/10.1/x",
+        "pdf": "https://arxiv.org/pdf/2401.00001"}
+
+
 def test_empty_fields_never_erase_known_ones(store: Store) -> None:
     store.upsert_papers([paper(doi="10.1/x", journal_ref="J. Stuff 1", version=1, source="arxiv")])
     store.upsert_papers([paper(version=2, source="arxiv")])
@@ -101,6 +118,8 @@ def test_empty_fields_never_erase_known_ones(store: Store) -> None:
 @pytest.mark.parametrize("same", [
     {"doi": "10.5555/ABC"},
     {"title": "Sparse attention for long  documents!", "doi": None},
+    {"title": "\\emph{Sparse} attention for long documents", "doi": None},  # LaTeX commands go
+    {"title": "Sparse attention for long documents\u2009\u2014", "doi": None},  # not ASCII
 ])
 def test_duplicates_under_another_id_are_linked_not_shown_twice(
     store: Store, same: dict[str, object]

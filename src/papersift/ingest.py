@@ -65,14 +65,15 @@ def ingest(
 
     Each batch is one transaction, and a record that its source already gave unchanged is
     recognised by its hash, so an interrupted run resumes by simply running it again.
-    Into a store with no papers, the full-text index is built on the other core
-    (Store.parallel_fulltext): by default when the files to read are big enough to gain.
+    Into a store with no papers, the full-text index is built on the other core and other
+    indexes at the end (Store.bulk_load): by default when the files to read are big enough
+    to gain.
     """
     if parallel_index is None:
         parallel_index = _file_bytes(specs) >= _PARALLEL_INDEX_MIN_BYTES
     report = IngestReport()
     started, started_at = time.perf_counter(), utc_now()
-    with _collector_paused(), store.parallel_fulltext(parallel_index) as report.parallel_index:
+    with _collector_paused(), store.bulk_load(parallel_index) as report.parallel_index:
         _ingest(store, specs, settings, options, client, batch_size, on_batch, report, started)
     report.seconds = time.perf_counter() - started
     store.record_ingest_run(list(specs), started_at, report.as_dict())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,16 +73,6 @@ class PaperRecord:
     @property
     def primary_category(self) -> str | None:
         return self.categories[0] if self.categories else None
-
-    def content_hash(self) -> str:
-        """A hash of everything but the source extras: equal hashes mean nothing to update."""
-        parts = (
-            self.id, str(self.version), self.title, self.abstract, "\x1e".join(self.authors),
-            " ".join(self.categories), str(self.submitted), str(self.updated),
-            str(self.announced), str(self.doi), str(self.comment), str(self.journal_ref),
-            str(self.license), repr(sorted(self.links.items())), repr(self.versions),
-        )
-        return hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=16).hexdigest()
 
 
 @dataclass(slots=True)

@@ -95,9 +95,9 @@ def stats_command(as_json: bool = typer.Option(False, "--json")) -> None:
     out.print(f"{stats['papers']:,} papers ({stats['duplicates']:,} of them linked as duplicates), "
               f"{stats['authors']:,} authors")
     if stats["full_text_index_pending"]:
-        out.print("[yellow]The full-text index is being built by an ingest, or one was "
-                  "interrupted: keyword search misses papers until `papersift ingest` "
-                  "finishes it.[/yellow]")
+        out.print("[yellow]The indexes are being built by an ingest, or one was interrupted: "
+                  "keyword search misses papers, and listings are slow, until `papersift "
+                  "ingest` finishes them.[/yellow]")
     for title, key, top in (("source", "by_source", None), ("category", "by_category", 15),
                             ("month", "by_month", None)):
         table = common.figures_table(f"by {title}", (title, "papers"))

@@ -16,7 +16,7 @@ import httpx
 
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
-from papersift.sources import SourceOptions
+from papersift.sources import SourceOptions, jsontext
 from papersift.sources.http import BadResponse, Fetcher
 
 # paper field -> extras key, for the extras worth keeping when present.
@@ -52,8 +52,8 @@ def _read(
 
 def _json_list(response: httpx.Response) -> list[Any]:
     try:
-        data = json.loads(response.content)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = jsontext.loads(response.content)
+    except json.JSONDecodeError as exc:
         raise BadResponse(f"the daily papers JSON does not parse ({exc})") from None
     if not isinstance(data, list):
         raise BadResponse(f"expected a JSON list of papers, got {type(data).__name__}")

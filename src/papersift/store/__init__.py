@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from papersift.store.bulk import BulkLoadStore
 from papersift.store.db import StoreError, connect, transaction
 from papersift.store.embeddings import EmbeddingsStore
-from papersift.store.fulltext import FulltextStore
 from papersift.store.pages import PagesStore
 from papersift.store.papers import PapersStore, UpsertReport, slugify
 from papersift.store.search import SearchStore
@@ -16,7 +16,7 @@ from papersift.store.topics import TopicsStore
 __all__ = ["Store", "StoreError", "UpsertReport", "open_store", "slugify", "transaction"]
 
 
-class Store(PapersStore, FulltextStore, EmbeddingsStore, SearchStore, SummariesStore, TopicsStore,
+class Store(PapersStore, BulkLoadStore, EmbeddingsStore, SearchStore, SummariesStore, TopicsStore,
             PagesStore):
     """One SQLite database. Each mixin owns the queries of one concern (see its module)."""
 

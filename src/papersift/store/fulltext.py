@@ -1,4 +1,9 @@
-"""A bulk load's full-text index, built from committed papers by a helper process and copied in at the end."""
+"""A bulk load's full-text index, built from committed papers by a helper process and copied in at the end.
+
+Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with
+no papers has an empty index, so a helper process can build one in a scratch database from
+the rows the writer commits, and the writer copies it in at the end (store.bulk runs this).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,10 @@ import multiprocessing
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from papersift.store.db import PAGE_SIZE, StoreError, transaction, utc_now
+from papersift.store.db import PAGE_SIZE, StoreError, transaction
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
@@ -31,49 +35,6 @@ def fulltext_deferred(conn: sqlite3.Connection) -> bool:
 def scratch_path(db_path: Path) -> Path:
     """The helper's own database, next to the store's (it is removed when the build ends)."""
     return db_path.with_name(db_path.name + "-fulltext")
-
-
-class FulltextStore:
-    """Mixin of Store: building the full-text index of a bulk load on the other core.
-
-    Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store
-    with no papers has an empty index, so a helper process can build one in a scratch
-    database from the rows the writer commits, and the writer copies it in at the end.
-    """
-
-    conn: sqlite3.Connection
-    path: Path
-
-    @contextlib.contextmanager
-    def parallel_fulltext(self, wanted: bool = True) -> Iterator[bool]:
-        """Within, the index is built in a helper process if `wanted` and the store has no
-        papers, or if such a build was interrupted (it is then redone); yields whether it is.
-
-        Leaving normally puts the index in place. Leaving by an error (or being killed)
-        leaves the store marked, so that the next ingest finishes the index.
-        """
-        if not self.defer_fulltext(wanted):
-            yield False
-            return
-        builder = _Builder(self.path)
-        try:
-            yield True
-            watermark, last_seq = builder.finish()
-            adopt_index(self.path, builder.scratch, watermark, last_seq)
-        finally:
-            builder.close()
-
-    def defer_fulltext(self, wanted: bool = True) -> bool:
-        """Mark the index as built elsewhere, if `wanted` and the store has no papers; True
-        if it now is (or still was, after an interrupted build)."""
-        with transaction(self.conn):
-            if fulltext_deferred(self.conn):
-                return True
-            if not wanted or self.conn.execute("SELECT 1 FROM papers LIMIT 1").fetchone():
-                return False
-            self.conn.execute(
-                "INSERT INTO fulltext_deferred(id, started_at) VALUES (1, ?)", (utc_now(),))
-        return True
 
 
 def catch_up(
@@ -135,8 +96,8 @@ def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> 
     return complete
 
 
-class _Builder:
-    """The helper process and the two pipes to it."""
+class FulltextBuilder:
+    """The helper process that builds a bulk load's full-text index, and the two pipes to it."""
 
     def __init__(self, db_path: Path) -> None:
         self.scratch = scratch_path(db_path)
@@ -150,16 +111,24 @@ class _Builder:
         self._process.start()
         commands.close()
         replies.close()
+        self._finish_requested = False
+
+    def request_finish(self) -> None:
+        """Tell the helper every paper is committed (it then indexes the last ones)."""
+        with contextlib.suppress(OSError):  # a helper that died is reported by finish()
+            self._commands.send("finish")
+        self._finish_requested = True
 
     def finish(self) -> tuple[int, int]:
-        """Tell the helper every paper is committed; wait for its (watermark, last_seq).
+        """Wait for the helper to index every committed paper; returns (watermark, last_seq).
 
         StoreError if it failed: the papers stay committed, and the store stays marked so
         that the next ingest builds the index again.
         """
         again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
-            self._commands.send("finish")
+            if not self._finish_requested:
+                self._commands.send("finish")
             kind, payload = self._replies.recv()
         except (EOFError, OSError):
             self._process.join(timeout=5)
