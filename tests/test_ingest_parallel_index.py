@@ -10,7 +10,7 @@ import pytest
 from papersift.ingest import ingest
 from papersift.records import PaperRecord
 from papersift.settings import Settings
-from papersift.store import Store, StoreError, open_store, transaction
+from papersift.store import Store, StoreError, fulltext, open_store, transaction
 from papersift.store.bulk import DEFERRABLE_INDEXES
 from papersift.store.fulltext import ScratchIndex, adopt_index, scratch_path
 from tests.test_ingest_files import RECENT, SNAPSHOT, head_lines, write_jsonl
@@ -60,7 +60,9 @@ def test_parallel_index_is_the_index_an_inline_load_builds(tmp_path: Path,
         assert matches(parallel, "learning") == matches(inline, "learning") != []
 
 
-def test_text_changes_during_the_build_are_replayed(tmp_path: Path) -> None:
+def test_text_changes_during_the_build_are_replayed(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fulltext, "_ROWS_PER_READ", 2)  # rows are read a few at a time
     def load(store: Store, index: ScratchIndex | None) -> None:
         store.upsert_papers([paper(f"2401.0000{i}", f"Graphs number {i}") for i in range(1, 6)])
         if index:
