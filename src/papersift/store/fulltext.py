@@ -22,8 +22,8 @@ from papersift.store.db import PAGE_SIZE, StoreError, transaction
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
 # Where an FTS5 index lives (papers_fts_config, its settings, stays the store's own).
 _INDEX_TABLES = ("papers_fts_data", "papers_fts_idx", "papers_fts_docsize")
-# Rows the helper reads at a time (a bound on its memory: ~1.5 KB each).
-_ROWS_PER_READ = 20_000
+# Rows the helper reads at a time: a bound on its memory (~1.5 KB each, ~8 MB in all).
+_ROWS_PER_READ = 5_000
 # How often an idle helper looks for newly committed papers.
 _POLL_SECONDS = 0.25
 # The helper's scheduling priority relative to the writer (see _build).
