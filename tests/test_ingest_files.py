@@ -126,9 +126,9 @@ def test_lenient_json_is_kept_and_unencodable_text_replaced(
     path.write_bytes(b"\n".join([
         # An escaped lone surrogate: no UTF-8 text can hold it as it is.
         json.dumps({**base, "id": "2401.00001", "title": "Lone \ud800 surrogate"}).encode(),
+        # A byte that is not UTF-8 where "ÿ" was.
         json.dumps({**base, "id": "2401.00002", "title": "Bad UTF-8 ÿ"}, ensure_ascii=False
-                   ).encode().replace(
-            "ÿ".encode(), b"\xff"),
+                   ).encode().replace("ÿ".encode(), b"\xff"),
         json.dumps({**base, "id": "2401.00003", "title": "NaN in extras", "x": float("nan")}
                    ).encode(),
     ]) + b"\n")
