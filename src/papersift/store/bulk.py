@@ -35,7 +35,7 @@ class BulkLoadStore:
 
     conn: sqlite3.Connection
     path: Path
-    holding_lines: bool
+    lines_table: str
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
@@ -71,16 +71,15 @@ class BulkLoadStore:
         self.conn.execute("DROP TABLE IF EXISTS temp.held_lines")
         self.conn.execute("CREATE TEMP TABLE held_lines"
                           "(line_key INTEGER, paper_id TEXT, source TEXT, record_hash TEXT)")
-        self.holding_lines = True
+        self.lines_table = "temp.held_lines"
         try:
             yield
-            self.holding_lines = False
             with transaction(self.conn):
                 # A key read twice keeps its last record, as INSERT OR REPLACE in order would.
                 self.conn.execute("INSERT OR REPLACE INTO source_lines"
                                   " SELECT * FROM temp.held_lines ORDER BY line_key, rowid")
         finally:
-            self.holding_lines = False
+            self.lines_table = "source_lines"
             self.conn.execute("DROP TABLE temp.held_lines")
 
     def defer_indexes(self, wanted: bool = True) -> bool:

@@ -129,24 +129,21 @@ class FulltextBuilder:
         self._process.start()
         commands.close()
         replies.close()
-        self._finish_requested = False
 
     def request_finish(self) -> None:
         """Tell the helper every paper is committed (it then indexes the last ones)."""
         with contextlib.suppress(OSError):  # a helper that died is reported by finish()
             self._commands.send("finish")
-        self._finish_requested = True
 
     def finish(self) -> tuple[int, int]:
-        """Wait for the helper to index every committed paper; returns (watermark, last_seq).
+        """After request_finish, wait for the helper to index every committed paper; returns
+        (watermark, last_seq).
 
         StoreError if it failed: the papers stay committed, and the store stays marked so
         that the next ingest builds the index again.
         """
         again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
-            if not self._finish_requested:
-                self._commands.send("finish")
             kind, payload = self._replies.recv()
         except (EOFError, OSError):
             self._process.join(timeout=5)
@@ -233,7 +230,7 @@ class ScratchIndex:
         while True:
             # Read in one short transaction, then index with the store let go: while a reader
             # holds its snapshot, the writer's checkpoints cannot reuse the WAL, which grew to
-            # ~1 GB (and cost the writer a fifth more CPU) when rows were indexed inside it.
+            # ~1 GB when rows were indexed inside it (~120 MB now).
             # A deferred BEGIN: IMMEDIATE would also lock the store against its writer.
             self.conn.execute("BEGIN")
             try:

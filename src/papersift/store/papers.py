@@ -156,11 +156,7 @@ class PapersStore:
 
     conn: sqlite3.Connection
     # Where the keys of lines read go: a bulk load holds them back (see store.bulk).
-    holding_lines = False
-
-    @property
-    def lines_table(self) -> str:
-        return "temp.held_lines" if self.holding_lines else "source_lines"
+    lines_table = "source_lines"
 
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, records: Sequence[PaperRecord]) -> UpsertReport:
@@ -200,7 +196,7 @@ class PapersStore:
         lines = [(p.line_key, p.id, p.source, p.record_hash) for p in items if p.line_key is not None]
         if lines:
             self.conn.executemany(
-                f"INSERT {'' if self.holding_lines else 'OR REPLACE '}INTO {self.lines_table}"
+                f"INSERT OR REPLACE INTO {self.lines_table}"
                 "(line_key, paper_id, source, record_hash) VALUES (?,?,?,?)", lines)
         seen = self._source_hashes([(p.source, p.id) for p in items])
         todo = [p for p in items if seen.get((p.source, p.id)) != p.record_hash]
