@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from papersift.ingest import ingest
+from papersift.records import split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
 from papersift.sources.files import parse_object, read_jsonl, split_author_string
@@ -282,9 +283,17 @@ def test_killed_ingest_resumes_to_the_same_database(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("mangled", "repaired"), [
     ("806.1945", "0806.1945"),            # leading zero lost
     ("905.336", "0905.3360"),             # trailing zero lost
+    ("1805.0946", "1805.09460"),          # trailing zero lost after 2015: four digits
+    ("1501.001", "1501.00100"),
     ("1809.0495399999998", "1809.04954"),  # binary noise after 2015's five digits
     ("1502.0207699999999", "1502.02077"),
 ])
 def test_ids_that_went_through_a_float_are_repaired(mangled: str, repaired: str) -> None:
     record = parse_object({"id": mangled, "title": "A title", "authors": "A B", "versions": []})
     assert record.id == repaired
+
+
+@pytest.mark.parametrize("valid", ["1412.9999", "0704.0001", "1501.00001", "2401.01234"])
+def test_valid_ids_are_not_repaired(valid: str) -> None:
+    assert split_arxiv_id(valid) == (valid, None)
+    assert split_arxiv_id(f"{valid}v2") == (valid, 2)

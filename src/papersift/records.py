@@ -34,7 +34,9 @@ def repair_float_id(text: str) -> str | None:
 def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     """'http://arxiv.org/abs/2401.01234v3' -> ('2401.01234', 3). Raises ValueError if not an arXiv id."""
     text = _ID_PREFIX.sub("", raw.strip())
-    if not _NEW_ID.match(text):
+    new_id = _NEW_ID.match(text)
+    # From 2015-01 on ids have five digits after the dot: four means a zero was lost.
+    if not new_id or (len(new_id.group(1)) == 9 and new_id.group(1) >= "1501"):
         text = repair_float_id(text) or text
     for pattern in (_NEW_ID, _OLD_ID):
         match = pattern.match(text)
