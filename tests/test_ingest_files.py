@@ -17,11 +17,13 @@ from pathlib import Path
 import pytest
 
 from papersift.ingest import ingest
-from papersift.records import split_arxiv_id
+from papersift.ingest_worker import CachedLine, _decode_items, _encode_items
+from papersift.records import Skipped, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
 from papersift.sources.files import parse_object, read_jsonl, split_author_string
 from papersift.store import Store, open_store
+from papersift.store.papers import prepare_record
 from tests.conftest import shared_file
 
 RECENT = "arxiv-2025-2026.jsonl.gz"
@@ -297,3 +299,15 @@ def test_ids_that_went_through_a_float_are_repaired(mangled: str, repaired: str)
 def test_valid_ids_are_not_repaired(valid: str) -> None:
     assert split_arxiv_id(valid) == (valid, None)
     assert split_arxiv_id(f"{valid}v2") == (valid, 2)
+
+
+def test_items_cross_the_helper_pipe_unchanged() -> None:
+    record = parse_object({"id": "1805.09460v2", "title": "A title", "authors": "Ada B, Cy D",
+                           "categories": "cs.LG stat.ML", "versions": [
+                               {"version": "v1", "created": "Thu, 24 May 2018 10:00:00 GMT"}]})
+    chunk = [prepare_record(record, line_key=-7), CachedLine(5, "f.jsonl:2", b'{"id": 1}\n'),
+             Skipped("file", "f.jsonl:3", "not valid JSON")]
+    back = _decode_items(_encode_items(chunk))
+    assert back == chunk
+    assert [type(item) for item in back] == [type(item) for item in chunk]
+    assert back[0].record() == record

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import marshal
 import multiprocessing
 import pickle
 import queue
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from papersift.records import PaperRecord, Skipped
 from papersift.sources import SourceOptions
@@ -63,10 +64,11 @@ def file_items(path: Path, options: SourceOptions, db_path: Path) -> Iterator[It
                 helper.join(timeout=5)
                 raise RuntimeError(
                     f"ingest helper for {path} died (exit code {helper.exitcode})") from None
-            kind, payload = _loads(message)
-            if kind == "items":
-                yield from payload
-            elif kind == "error":
+            if message[:1] == _ITEMS:
+                yield from _decode_items(message)
+                continue
+            kind, payload = pickle.loads(message)
+            if kind == "error":
                 raise payload
             else:
                 return
@@ -77,13 +79,40 @@ def file_items(path: Path, options: SourceOptions, db_path: Path) -> Iterator[It
             helper.kill()
 
 
-def _loads(message: bytes) -> tuple[str, object]:
+# A chunk of items is sent as plain tuples with marshal, which encodes them in about half
+# the time pickle takes for the same NamedTuples (the helper is the load's busiest process).
+# Other messages, ('done', None) or ('error', exception), are pickled.
+_ITEMS = b"I"
+_PREPARED, _CACHED, _SKIPPED = 0, 1, 2
+
+
+def _encode_items(chunk: list[Item]) -> bytes:
+    rows: list[tuple[Any, ...]] = []
+    for item in chunk:
+        if isinstance(item, PreparedRecord):
+            rows.append((_PREPARED, *item))
+        elif isinstance(item, CachedLine):
+            rows.append((_CACHED, *item))
+        else:
+            rows.append((_SKIPPED, item.source, item.where, item.reason))
+    return _ITEMS + marshal.dumps(rows)
+
+
+def _decode_items(message: bytes) -> list[Item]:
     # A chunk is ~100k small containers: with the collector on, their creation triggers
-    # collections that walk them again and again (measured: 5x the cost of unpickling).
+    # collections that walk them again and again (measured: 5x the cost of decoding).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return pickle.loads(message)
+        items: list[Item] = []
+        for kind, *fields in marshal.loads(memoryview(message)[1:]):
+            if kind == _PREPARED:
+                items.append(PreparedRecord._make(fields))
+            elif kind == _CACHED:
+                items.append(CachedLine._make(fields))
+            else:
+                items.append(Skipped(*fields))
+        return items
     finally:
         if enabled:
             gc.enable()
@@ -95,7 +124,7 @@ def _produce(
     """Helper process: send ('items', [...]) messages, then ('done', None) or ('error', exc)."""
     receiver.close()  # so that the pipe breaks when the writer goes away, even if killed
     # Parsing builds no reference cycles worth collecting, only millions of short-lived
-    # containers that make the cyclic collector churn (see _loads).
+    # containers that make the cyclic collector churn (see _decode_items).
     gc.disable()
     outbox: queue.Queue[bytes | None] = queue.Queue(maxsize=_AHEAD)
 
@@ -124,7 +153,7 @@ def _produce(
 
     try:
         for chunk in _chunks(_prepare(path, options, db_path)):
-            put("items", chunk)
+            post(_encode_items(chunk))
         put("done", None)
     except SystemExit:
         raise
