@@ -53,7 +53,7 @@ def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
     """One `papersift ingest` process: wall and CPU seconds, papers, peak memory.
 
     Peak memory is sampled every 50 ms as the summed RSS of the ingest process and its
-    helper process (ru_maxrss would only give the largest single process).
+    helper processes (ru_maxrss would only give the largest single process).
     """
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
@@ -79,7 +79,7 @@ def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
     # CPU seconds (user + sys, every thread and helper process of the ingest) are far less
     # sensitive than wall time to other work on a shared machine.
     cpu = (usage.ru_utime + usage.ru_stime) - (before.ru_utime + before.ru_stime)
-    # The helper's last sample is at most 50 ms before it ends: the split is that exact.
+    # A helper's last sample is at most 50 ms before it ends: the split is that exact.
     return {"wall": wall, "cpu": cpu, "helper_cpu": sum(helper_cpu.values()), "seen": report["seen"], "new": report["new"],
             "skipped": len(report["skipped"]), "peak_mb": max(usage.ru_maxrss, before.ru_maxrss) / 1024,
             "peak_tree_mb": peak_tree,
@@ -108,7 +108,7 @@ def main() -> None:
         first.append(a)
         second.append(b)
         print(f"run {run + 1}: first {a['seen'] / a['wall']:,.0f} papers/s "
-              f"({a['wall']:.1f} s wall, {a['cpu']:.1f} s CPU of which helper {a['helper_cpu']:.1f} s, peak {a['peak_tree_mb']:.0f} MB, "
+              f"({a['wall']:.1f} s wall, {a['cpu']:.1f} s CPU of which helpers {a['helper_cpu']:.1f} s, peak {a['peak_tree_mb']:.0f} MB, "
               f"load {a['load']:.1f}); again {b['seen'] / b['wall']:,.0f} papers/s "
               f"({b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU)", file=sys.stderr, flush=True)
 
@@ -127,8 +127,8 @@ def main() -> None:
           f"(= {statistics.median(r['seen'] / r['cpu'] for r in first):,.0f} papers per CPU-second) |")
     writer = statistics.median(r["cpu"] - r["helper_cpu"] for r in first)
     print(f"| CPU seconds of the writing process alone, first ingest | {writer:.1f} s "
-          f"(helper process {med(first, 'helper_cpu'):.1f} s) |")
-    print(f"| peak memory, first ingest (RSS of the ingest process + its helper, sampled) | "
+          f"(helper processes {med(first, 'helper_cpu'):.1f} s) |")
+    print(f"| peak memory, first ingest (RSS of the ingest process + its helpers, sampled) | "
           f"{med(first, 'peak_tree_mb'):.0f} MB (largest single process {med(first, 'peak_mb'):.0f} MB) |")
     print(f"| re-ingest of the same file | {rate2:,.0f} papers/s ({med(second, 'wall'):.1f} s) |")
     print(f"| CPU seconds (user+sys), re-ingest | {med(second, 'cpu'):.1f} s |")
