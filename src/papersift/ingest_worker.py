@@ -21,9 +21,9 @@ from papersift.sources.files import in_range, iter_lines, line_key, parse_line
 from papersift.store import open_store
 from papersift.store.papers import PreparedRecord, prepare_record
 
-# Lines per message: big enough that pickling and pipe hand-offs cost little per line.
+# Lines per message: big enough that encoding and pipe hand-offs cost little per line.
 _CHUNK_LINES = 1000
-# Chunks the helper may run ahead of the writer (bounds memory: ~2 MB pickled per chunk).
+# Chunks the helper may run ahead of the writer (bounds memory: ~2 MB encoded per chunk).
 # Three batches' worth, so that parsing goes on while the writer runs a batch's SQL.
 _AHEAD = 32
 
@@ -121,7 +121,8 @@ def _decode_items(message: bytes) -> list[Item]:
 def _produce(
     path: Path, options: SourceOptions, db_path: Path, sender: Connection, receiver: Connection
 ) -> None:
-    """Helper process: send ('items', [...]) messages, then ('done', None) or ('error', exc)."""
+    """Helper process: send chunks of items (_encode_items), then ('done', None) or
+    ('error', exc), pickled."""
     receiver.close()  # so that the pipe breaks when the writer goes away, even if killed
     # Parsing builds no reference cycles worth collecting, only millions of short-lived
     # containers that make the cyclic collector churn (see _decode_items).
