@@ -86,6 +86,17 @@ def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
             "load": os.getloadavg()[0]}
 
 
+def copy_probe() -> float:
+    """Seconds to copy 256 MB into a new buffer eight times: a gauge of the host's page-fault
+    speed, which moves this benchmark more than most code changes do (~1.6 s when the host
+    is fast; 2-18 s has been seen on this shared machine)."""
+    buffer = bytearray(256 << 20)
+    started = time.perf_counter()
+    for _ in range(8):
+        bytes(buffer)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=3)
@@ -94,6 +105,7 @@ def main() -> None:
     if not args.file.exists():
         raise SystemExit(f"{args.file} not found (set PAPERSIFT_SHARED_DATA)")
     first, second = [], []
+    probes = [copy_probe()]
     for run in range(args.runs):
         data_dir = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
         try:
@@ -107,6 +119,7 @@ def main() -> None:
             shutil.rmtree(data_dir, ignore_errors=True)
         first.append(a)
         second.append(b)
+        probes.append(copy_probe())
         print(f"run {run + 1}: first {a['seen'] / a['wall']:,.0f} papers/s "
               f"({a['wall']:.1f} s wall, {a['cpu']:.1f} s CPU of which helpers {a['helper_cpu']:.1f} s, peak {a['peak_tree_mb']:.0f} MB, "
               f"load {a['load']:.1f}); again {b['seen'] / b['wall']:,.0f} papers/s "
@@ -136,6 +149,8 @@ def main() -> None:
           f"{med(first, 'cpu') / med(second, 'cpu'):.1f}x CPU |")
     loads = ", ".join(f"{r['load']:.1f}" for r in first + second)
     print(f"| load average (1 min) at the end of each ingest | {loads} |")
+    print(f"| host copy probe before and after each run (see copy_probe) | "
+          f"{', '.join(f'{p:.2f} s' for p in probes)} |")
 
 
 if __name__ == "__main__":
