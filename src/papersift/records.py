@@ -14,17 +14,27 @@ _ID_PREFIX = re.compile(r"^(?:https?://(?:export\.)?arxiv\.org/abs/|arxiv:|oai:a
 _FLOAT_ID = re.compile(r"^\d{3,4}\.\d+$")
 
 
+def _id_digits(yymm: str) -> int:
+    """Digits after the dot of a new-style id: four before 2015-01, five from then on."""
+    return 4 if yymm < "1501" else 5
+
+
+def _short_for_its_month(paper_id: str) -> bool:
+    yymm, _, number = paper_id.partition(".")
+    return len(number) < _id_digits(yymm)
+
+
 def repair_float_id(text: str) -> str | None:
     """An id that went through a float ('806.1945', '1809.0495399999998') back to '0806.1945'.
 
     Some metadata dumps parsed ids as numbers, dropping leading and trailing zeros and adding
-    binary noise. Ids before 2015-01 have four digits after the dot, later ones five.
+    binary noise.
     """
     if not _FLOAT_ID.match(text):
         return None
     whole, _, fraction = text.partition(".")
     yymm = whole.zfill(4)
-    digits = 4 if yymm < "1501" else 5
+    digits = _id_digits(yymm)
     number = round(float("0." + fraction) * 10**digits)
     if number >= 10**digits:
         return None
@@ -35,8 +45,8 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     """'http://arxiv.org/abs/2401.01234v3' -> ('2401.01234', 3). Raises ValueError if not an arXiv id."""
     text = _ID_PREFIX.sub("", raw.strip())
     new_id = _NEW_ID.match(text)
-    # From 2015-01 on ids have five digits after the dot: four means a zero was lost.
-    if not new_id or (len(new_id.group(1)) == 9 and new_id.group(1) >= "1501"):
+    # Too few digits for its month: a trailing zero was lost in a float ('1805.0946').
+    if not new_id or _short_for_its_month(new_id.group(1)):
         text = repair_float_id(text) or text
     for pattern in (_NEW_ID, _OLD_ID):
         match = pattern.match(text)
