@@ -80,8 +80,11 @@ def timed_ingest(data_dir: Path, path: Path) -> dict[str, float]:
     # sensitive than wall time to other work on a shared machine.
     cpu = (usage.ru_utime + usage.ru_stime) - (before.ru_utime + before.ru_stime)
     # A helper's last sample is at most 50 ms before it ends: the split is that exact.
-    return {"wall": wall, "cpu": cpu, "helper_cpu": sum(helper_cpu.values()), "seen": report["seen"], "new": report["new"],
-            "skipped": len(report["skipped"]), "peak_mb": max(usage.ru_maxrss, before.ru_maxrss) / 1024,
+    counts = report["counts"]
+    seen = counts["new"] + counts["updated"] + counts["unchanged"]
+    return {"wall": wall, "cpu": cpu, "helper_cpu": sum(helper_cpu.values()), "seen": seen,
+            "new": counts["new"], "skipped": counts["skipped"],
+            "peak_mb": max(usage.ru_maxrss, before.ru_maxrss) / 1024,
             "peak_tree_mb": peak_tree,
             "load": os.getloadavg()[0]}
 

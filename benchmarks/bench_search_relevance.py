@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from papersift.ingest.stage import add_records
 from papersift.search.embed import default_embedder
 from papersift.search.evaluate import (
     CONFIGS,
@@ -28,7 +29,7 @@ from papersift.search.evaluate import (
     run_config,
 )
 from papersift.search.hybrid import DEFAULT_FUSION
-from papersift.search.stage import embed_papers
+from papersift.search.stage import Embed
 from papersift.settings import load_settings
 from papersift.store import open_store
 
@@ -56,9 +57,9 @@ def kept_store(workdir: Path, settings):  # noqa: ANN001, ANN201
     embedder = default_embedder(settings)
     bench_settings = settings.replace(data_dir=str(workdir))
     store = open_store(bench_settings)
-    if store.count_papers() == 0:
-        store.upsert_papers(list(read_corpus(SCIFACT / "corpus.jsonl.gz")))
-    embed_papers(store, bench_settings, embedder=embedder)
+    if store.papers.count_papers() == 0:
+        add_records(store, list(read_corpus(SCIFACT / "corpus.jsonl.gz")))
+    Embed(embedder=embedder).run(store, bench_settings)
     try:
         yield store, bench_settings, embedder
     finally:

@@ -95,7 +95,7 @@ def latency(args: argparse.Namespace) -> dict:
     queries = sample_queries(args.queries)
     rss_start = current_rss_mb()
     store = open_store(settings, readonly=True)
-    result: dict = {"papers": store.count_papers(), "queries": len(queries),
+    result: dict = {"papers": store.papers.count_papers(), "queries": len(queries),
                     "threads": args.threads}
     search(store, settings, "warm up the model and index", mode="hybrid")
     for mode in ("semantic", "keyword", "hybrid"):

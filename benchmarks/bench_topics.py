@@ -1,6 +1,6 @@
 """Benchmark of the topics stage on the recent arXiv corpus, beside a k-means k=50 baseline.
 
-Measures (see docs/benchmarks.md, Topics): NMI/ARI against primary categories, share in
+Measures (see docs/benchmark-log.md, Topics): NMI/ARI against primary categories, share in
 "other", stability when the newest week is added and topics rebuilt, full rebuild time with
 the embeddings given, and incremental assignment of 1,000 new papers.
 
@@ -24,13 +24,15 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.settings import load_settings
 from papersift.store import open_store
-from papersift.topics import BuildParams, assign_topics, build_topics
+from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import agreement, baseline_kmeans, label_checks, stability
 from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms
-from papersift.topics.stage import FALLBACK_MODEL_ID, paper_text, plan_build
+from papersift.topics.plan import paper_text, plan_build
+from papersift.topics.stage import FALLBACK_MODEL_ID
 
 # Scratch stores and matrices of the benchmarks (big; never in the repository).
 BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))
@@ -58,26 +60,26 @@ def ensure_store(data_dir: Path, corpus: dict[str, dict], model: str, ids: list[
     """A store holding the corpus and these embeddings (filled once, reused after)."""
     settings = load_settings(data_dir=str(data_dir))
     store = open_store(settings)
-    if store.count_papers() == 0:
+    if store.papers.count_papers() == 0:
         log(f"loading {len(corpus):,} papers into {data_dir}")
         records = [PaperRecord(id=row["id"], title=row["title"], abstract=row["abstract"],
                                authors=row.get("authors") or [], categories=row["categories"],
                                source="file:bench", announced=row.get("announced"))
                    for row in corpus.values()]
         for start in range(0, len(records), 5000):
-            store.upsert_papers(records[start:start + 5000])
+            add_records(store, records[start:start + 5000])
     # A store left by another run (e.g. the timing proxy) may hold other vectors for the
     # same ids: compare a sample, and rewrite them all if they differ.
     sample = range(0, len(ids), max(1, len(ids) // 200))
     stale = any(
-        (stored := store.get_embedding(ids[i], model)) is None
+        (stored := store.embeddings.get_embedding(ids[i], model)) is None
         or not np.allclose(stored, vectors[i], atol=1e-5) for i in sample)
-    if stale or store.count_embeddings(model) < len(ids):
+    if stale or store.embeddings.count_embeddings(model) < len(ids):
         log("writing embeddings into the store")
-        known = set(store.paper_dates())
+        known = set(store.papers.paper_dates())
         rows = [(pid, "bench", vectors[i]) for i, pid in enumerate(ids) if pid in known]
         for start in range(0, len(rows), 5000):
-            store.put_embeddings(model, rows[start:start + 5000])
+            store.embeddings.put_embeddings(model, rows[start:start + 5000])
     return settings, store
 
 
@@ -189,11 +191,11 @@ def main() -> None:
         for run in range(args.runs):
             log(f"full rebuild through the store, run {run + 1}/{args.runs}")
             started, started_cpu = time.perf_counter(), time.process_time()
-            report = build_topics(store, settings, params=params)
+            report = BuildTopics(params=params).run(store, settings)
             timings.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
-            log(f"  {timings[-1]:.1f}s ({cpu[-1]:.1f}s CPU): kept {report['kept']}, "
-                f"new {len(report['new'])}")
+            log(f"  {timings[-1]:.1f}s ({cpu[-1]:.1f}s CPU): kept {report.counts['kept']}, "
+                f"new {len(report.details['new'])}")
         # Wall time depends on what else runs on the machine; CPU time (all threads) less so.
         results["full_rebuild_seconds"] = {"median": round(statistics.median(timings), 1),
                                            "runs": [round(t, 1) for t in timings],
@@ -207,10 +209,10 @@ def main() -> None:
                                    [(pid,) for pid in newest])
             store.conn.execute("COMMIT")
             started, started_cpu = time.perf_counter(), time.process_time()
-            done = assign_topics(store, settings)
+            done = AssignTopics().run(store, settings)
             assign_times.append(time.perf_counter() - started)
             assign_cpu.append(time.process_time() - started_cpu)
-            assert done["assigned"] == len(newest), done
+            assert done.counts["assigned"] == len(newest), done
         results["assign_1000_seconds"] = {"median": round(statistics.median(assign_times), 3),
                                           "runs": [round(t, 3) for t in assign_times],
                                           "cpu_median": round(statistics.median(assign_cpu), 3)}

@@ -28,9 +28,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from papersift.clock import utc_now
 from papersift.settings import load_settings
-from papersift.store import transaction
-from papersift.store.db import utc_now
+from papersift.store.sqlite.db import transaction
 from papersift.web import views
 from papersift.web.render import Linker, render_page
 from papersift.web.text import _readable
@@ -89,7 +89,7 @@ def samples(db: Any, site: views.Site, n: int, rng: random.Random) -> dict[str, 
         for _ in range(n)) if r]
     paper_ids = [r[0] for r in db.conn.execute(
         "SELECT id FROM papers WHERE duplicate_of IS NULL ORDER BY random() LIMIT ?", (n,))]
-    days = db.all_days()
+    days = db.pages.all_days()
     out: dict[str, list[Callable]] = {"topic": [], "author": [], "paper": [], "daily": []}
     for _ in range(n):
         slug, count = rng.choice(topics)
@@ -279,7 +279,7 @@ def main() -> None:
     settings = load_settings(data_dir=args.data_dir)
     site = views.Site(settings)
     db = site.store
-    if not db.has_topics() and args.stand_in_topics:
+    if not db.topics.has_topics() and args.stand_in_topics:
         stand_in_topics(db)
     method = db.conn.execute(
         "SELECT method FROM topic_builds ORDER BY id DESC LIMIT 1").fetchone()
@@ -287,7 +287,7 @@ def main() -> None:
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python "
                    f"{platform.python_version()}, SQLite {__import__('sqlite3').sqlite_version}",
-        "papers": db.count_papers(), "runs": args.runs,
+        "papers": db.papers.count_papers(), "runs": args.runs,
         "topics": db.conn.execute("SELECT count(*) FROM topics WHERE retired_build IS NULL"
                                   ).fetchone()[0],
         "topic_source": "stand-in topics: primary category x quarter"

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from papersift.ingest import ingest
+from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord, Skipped, SourceError
 from papersift.settings import load_settings
 from papersift.sources import SourceOptions, open_source
@@ -67,8 +67,8 @@ def test_bad_categories_are_refused() -> None:
 def test_holiday_feed_is_empty_not_an_error(store, settings) -> None:
     with Upstream(make_papers(3), announce_day="2026-11-26") as server:
         assert run(server) == ([], [])
-        report = ingest(store, ["announce:cs.LG"], settings.replace(**server.settings_overrides()))
-    assert (report.new, report.skipped, report.failed_sources) == (0, [], [])
+        report = Ingest(["announce:cs.LG"]).run(store, settings.replace(**server.settings_overrides()))
+    assert (report.counts["new"], report.skipped, report.failures) == (0, [], [])
 
 
 def test_malformed_items_are_skipped_with_their_place() -> None:
@@ -102,14 +102,14 @@ def test_transient_faults_are_retried(fault: Fault) -> None:
 def test_replacement_does_not_move_the_first_announcement(store, settings) -> None:
     with Upstream([make_paper("2611.00001", announced="2026-11-20")]) as server:
         wanted = settings.replace(**server.settings_overrides())
-        first = ingest(store, ["announce:cs.LG"], wanted)
-        again = ingest(store, ["announce:cs.LG"], wanted)
+        first = Ingest(["announce:cs.LG"]).run(store, wanted)
+        again = Ingest(["announce:cs.LG"]).run(store, wanted)
         server.papers = [make_paper("2611.00001", version=2, announced="2026-11-27",
                                     announce_type="replace", title="Paper 2611.00001, revised")]
-        replaced = ingest(store, ["announce:cs.LG"], wanted)
-    assert first.new == 1 and (again.new, again.unchanged) == (0, 1)
-    assert replaced.updated == 1
-    paper = store.get_paper("2611.00001")
+        replaced = Ingest(["announce:cs.LG"]).run(store, wanted)
+    assert first.counts["new"] == 1 and (again.counts["new"], again.counts["unchanged"]) == (0, 1)
+    assert replaced.counts["updated"] == 1
+    paper = store.papers.get_paper("2611.00001")
     assert paper["announced"] == "2026-11-20" and paper["version"] == 2
     assert paper["title"] == "Paper 2611.00001, revised"
     assert paper["sources"]["announce"] == {"announce_type": "replace"}
@@ -119,7 +119,7 @@ def test_request_delay_holds_across_sources_on_the_same_host(store, settings) ->
     with Upstream(make_papers(2)) as server:
         wanted = settings.replace(**server.settings_overrides(request_delay=0.3))
         week = SourceOptions(since=date(2026, 11, 20), until=date(2026, 11, 28))
-        ingest(store, ["arxiv:cs.LG", "announce:cs.LG"], wanted, options=week)
+        Ingest(["arxiv:cs.LG", "announce:cs.LG"], options=week).run(store, wanted)
     api, rss = server.requests
     assert (api.path, rss.path) == ("/api/query", "/rss/cs.LG")
     assert rss.time - api.time >= 0.25

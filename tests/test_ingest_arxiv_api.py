@@ -13,7 +13,7 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from papersift.ingest import ingest
+from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord, Skipped, SourceError
 from papersift.settings import load_settings
 from papersift.sources import SourceOptions, open_source
@@ -252,12 +252,12 @@ def test_shared_papers_ingest_once_then_nothing_new(store, settings) -> None:
     expected = {p["id"] for p in feed if options.since.isoformat() <= p["submitted"][:10]}
     with Upstream(feed) as server:
         wanted = settings.replace(**server.settings_overrides(page_size=50))
-        first = ingest(store, ["arxiv:cs.LG"], wanted, options=options)
-        second = ingest(store, ["arxiv:cs.LG"], wanted, options=options)
-    assert first.new == len(expected) and not first.skipped and not first.failed_sources
-    assert (second.new, second.updated, second.unchanged) == (0, 0, len(expected))
+        first = Ingest(["arxiv:cs.LG"], options=options).run(store, wanted)
+        second = Ingest(["arxiv:cs.LG"], options=options).run(store, wanted)
+    assert first.counts["new"] == len(expected) and not first.skipped and not first.failures
+    assert (second.counts["new"], second.counts["updated"], second.counts["unchanged"]) == (0, 0, len(expected))
     some = next(iter(expected))
-    stored = store.get_paper(some)
+    stored = store.papers.get_paper(some)
     source = next(p for p in feed if p["id"] == some)
     assert stored["title"] == source["title"] and stored["abstract"] == source["abstract"]
     assert [a["name"] for a in stored["authors"]] == source["authors"]
@@ -296,12 +296,12 @@ def test_cli_ingest_reports_and_exit_codes(how: str, tmp_path) -> None:
         plain = _cli(how, env, *week)
     assert first[0] == 3, first[2]  # done, but one entry was skipped
     report = json.loads(first[1])
-    assert report["new"] == 4 and len(report["skipped"]) == 1
+    assert report["counts"]["new"] == 4 and len(report["skipped"]) == 1
     assert report["skipped"][0]["where"].endswith("entry 3")
     assert "missing title" in report["skipped"][0]["reason"]
-    again = json.loads(second[1])
+    again = json.loads(second[1])["counts"]
     assert second[0] == 3 and again["new"] == 0 and again["unchanged"] == 4
-    assert plain[0] == 3 and "entry 3" in plain[2] and "4 unchanged" in " ".join(plain[2].split())
+    assert plain[0] == 3 and "entry 3" in plain[2] and "unchanged 4" in " ".join(plain[2].split())
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -316,6 +316,6 @@ def test_cli_ingest_offline_exits_1_with_the_hint(how: str, tmp_path) -> None:
 def test_an_injected_client_is_used_and_left_open(store, settings) -> None:
     with Upstream(make_papers(3)) as server, httpx.Client(headers={"User-Agent": "injected/1"}) as client:
         wanted = settings.replace(**server.settings_overrides())
-        report = ingest(store, ["arxiv:cs.LG"], wanted, options=WEEK, client=client)
-        assert report.new == 3 and server.requests[0].headers["User-Agent"] == "injected/1"
+        report = Ingest(["arxiv:cs.LG"], options=WEEK, client=client).run(store, wanted)
+        assert report.counts["new"] == 3 and server.requests[0].headers["User-Agent"] == "injected/1"
         assert client.get(server.arxiv_api_url, params={"search_query": "cat:cs.LG"}).status_code == 200

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from papersift.ingest import ingest
-from papersift.ingest_worker import CachedLine, _decode_items, _encode_items
+from papersift.ingest.files import CachedLine, _decode_items, _encode_items
+from papersift.ingest.prepare import prepare_record
+from papersift.ingest.stage import Ingest
 from papersift.records import Skipped, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
 from papersift.sources.files import parse_object, read_jsonl, split_author_string
 from papersift.store import Store, open_store
-from papersift.store.papers import prepare_record
 from tests.conftest import shared_file
 
 RECENT = "arxiv-2025-2026.jsonl.gz"
@@ -136,10 +136,10 @@ def test_lenient_json_is_kept_and_unencodable_text_replaced(
                    ).encode(),
     ]) + b"\n")
     # parallel_index=True sends the lines through the helper process, as bulk files go.
-    report = ingest(store, [f"file:{path}"], settings, parallel_index=True)
-    assert (report.new, report.skipped) == (3, [])
-    assert store.get_paper("2401.00001")["title"] == "Lone \ufffd surrogate"
-    assert store.get_paper("2401.00002")["title"] == "Bad UTF-8 \ufffd"
+    report = Ingest([f"file:{path}"], parallel_index=True).run(store, settings)
+    assert (report.counts["new"], report.skipped) == (3, [])
+    assert store.papers.get_paper("2401.00001")["title"] == "Lone \ufffd surrogate"
+    assert store.papers.get_paper("2401.00002")["title"] == "Bad UTF-8 \ufffd"
 
 
 def test_a_corrupt_gzip_is_reported_not_raised(tmp_path: Path, store: Store,
@@ -148,7 +148,7 @@ def test_a_corrupt_gzip_is_reported_not_raised(tmp_path: Path, store: Store,
     data = bytearray(path.read_bytes())
     data[200:260] = bytes(60)  # zeroes in the middle of the deflate stream
     path.write_bytes(bytes(data))
-    report = ingest(store, [f"file:{path}"], settings)
+    report = Ingest([f"file:{path}"]).run(store, settings)
     assert report.skipped and "unreadable" in report.skipped[-1]["reason"]
 
 
@@ -156,20 +156,20 @@ def test_truncated_gzip_keeps_what_was_read(tmp_path: Path, store: Store,
                                             settings: Settings) -> None:
     path = write_jsonl(tmp_path / "cut.jsonl.gz", head_lines(RECENT, 400), compress=True)
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    report = ingest(store, [f"file:{path}"], settings)
-    assert 0 < report.new < 400
+    report = Ingest([f"file:{path}"]).run(store, settings)
+    assert 0 < report.counts["new"] < 400
     assert report.skipped and "ends early" in report.skipped[-1]["reason"]
 
 
 def test_ingest_twice_changes_nothing_the_second_time(tmp_path: Path, store: Store,
                                                       settings: Settings) -> None:
     path = write_jsonl(tmp_path / "recent.jsonl.gz", head_lines(RECENT, 1500), compress=True)
-    first = ingest(store, [f"file:{path}"], settings, batch_size=400)
-    before = store.dump()
-    second = ingest(store, [f"file:{path}"], settings, batch_size=400)
-    assert first.new + len(first.skipped) == 1500 and first.new > 1400
-    assert second.new == 0 and second.updated == 0 and second.unchanged == first.new
-    assert store.dump() == before
+    first = Ingest([f"file:{path}"], batch_size=400).run(store, settings)
+    before = store.papers.dump()
+    second = Ingest([f"file:{path}"], batch_size=400).run(store, settings)
+    assert first.counts["new"] + len(first.skipped) == 1500 and first.counts["new"] > 1400
+    assert second.counts["new"] == 0 and second.counts["updated"] == 0 and second.counts["unchanged"] == first.counts["new"]
+    assert store.papers.dump() == before
 
 
 def test_reingest_trusts_a_known_line_only_while_its_record_is_current(
@@ -177,20 +177,20 @@ def test_reingest_trusts_a_known_line_only_while_its_record_is_current(
 ) -> None:
     lines = head_lines(RECENT, 300)
     original = write_jsonl(tmp_path / "a.jsonl", lines)
-    first = ingest(store, [f"file:{original}"], settings)
+    first = Ingest([f"file:{original}"]).run(store, settings)
     known = store.conn.execute("SELECT count(*) FROM source_lines").fetchone()[0]
-    assert first.new == 300 and known == 300
+    assert first.counts["new"] == 300 and known == 300
     # Another file of the same source changes one paper: its line in a.jsonl is now stale.
     changed = json.loads(lines[7])
     changed["title"] = "A new title"
-    ingest(store, [f"file:{write_jsonl(tmp_path / 'b.jsonl', [json.dumps(changed)])}"], settings)
-    assert store.get_paper(changed["id"])["title"] == "A new title"
-    again = ingest(store, [f"file:{original}"], settings)
-    assert again.updated == 1 and again.unchanged == 299 and again.new == 0
-    assert store.get_paper(changed["id"])["title"] == json.loads(lines[7])["title"]
+    Ingest([f"file:{write_jsonl(tmp_path / 'b.jsonl', [json.dumps(changed)])}"]).run(store, settings)
+    assert store.papers.get_paper(changed["id"])["title"] == "A new title"
+    again = Ingest([f"file:{original}"]).run(store, settings)
+    assert again.counts["updated"] == 1 and again.counts["unchanged"] == 299 and again.counts["new"] == 0
+    assert store.papers.get_paper(changed["id"])["title"] == json.loads(lines[7])["title"]
     # With a limit the lines are parsed, and the answer is the same.
-    limited = ingest(store, [f"file:{original}"], settings, options=SourceOptions(limit=50))
-    assert limited.unchanged == 50 and limited.new == limited.updated == 0
+    limited = Ingest([f"file:{original}"], options=SourceOptions(limit=50)).run(store, settings)
+    assert limited.counts["unchanged"] == 50 and limited.counts["new"] == limited.counts["updated"] == 0
 
 
 def test_both_layouts_of_the_same_paper_merge(tmp_path: Path, store: Store,
@@ -200,9 +200,9 @@ def test_both_layouts_of_the_same_paper_merge(tmp_path: Path, store: Store,
               "authors": ["Jens C. Astor", "Christoph Adami"], "categories": ["cs.NE"],
               "comment": None, "announced": "1998-07-17"}
     path = write_jsonl(tmp_path / "both.jsonl", [json.dumps(line), json.dumps(recent)])
-    report = ingest(store, [f"file:{path}"], settings)
-    stored = store.get_paper(line["id"])
-    assert report.new == 1 and report.updated == 1
+    report = Ingest([f"file:{path}"]).run(store, settings)
+    stored = store.papers.get_paper(line["id"])
+    assert report.counts["new"] == 1 and report.counts["updated"] == 1
     assert set(stored["sources"]) == {"snapshot", "file"}
     assert stored["abstract"] == line["abstract"]  # the snapshot ranks above a plain file
     assert stored["announced"] == "1998-07-17"
@@ -215,9 +215,9 @@ def test_cli_ingest_stats_show_and_exit_codes(tmp_path: Path) -> None:
     run = papersift("ingest", f"file:{path}", "--json", env=env)
     assert run.returncode == 3, run.stderr  # done, with skipped records
     report = json.loads(run.stdout)
-    assert report["new"] == 50 and report["skipped"][0]["where"] == "some.jsonl:51"
+    assert report["counts"]["new"] == 50 and report["skipped"][0]["where"] == "some.jsonl:51"
     again = papersift("ingest", f"file:{path}", "--json", env=env)
-    assert json.loads(again.stdout)["new"] == 0
+    assert json.loads(again.stdout)["counts"]["new"] == 0
     stats = json.loads(papersift("stats", "--json", env=env).stdout)
     assert stats["papers"] == 50 and stats["by_source"] == {"file": 50}
     first_id = json.loads(lines[0])["id"]
@@ -269,15 +269,15 @@ def test_killed_ingest_resumes_to_the_same_database(tmp_path: Path) -> None:
     resumed = papersift("ingest", f"file:{source}", "--json",
                         env={"PAPERSIFT_DATA_DIR": str(killed_dir)})
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads(resumed.stdout)["unchanged"] >= partial
+    assert json.loads(resumed.stdout)["counts"]["unchanged"] >= partial
     clean = papersift("ingest", f"file:{source}", env={"PAPERSIFT_DATA_DIR": str(clean_dir)})
     assert clean.returncode == 0, clean.stderr
 
     with open_store(killed_dir / "papersift.db") as a, open_store(clean_dir / "papersift.db") as b:
-        assert a.dump() == b.dump()  # the full-text index's terms included
+        assert a.papers.dump() == b.papers.dump()  # the full-text index's terms included
         # The file is big enough that the index was built by a helper process, which the
         # kill interrupted: the resumed run built it again and put it in place.
-        assert json.loads(resumed.stdout)["parallel_index"]
+        assert json.loads(resumed.stdout)["details"]["parallel_index"]
         a.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
         assert a.conn.execute("SELECT count(*) FROM fulltext_deferred").fetchone()[0] == 0
 

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from papersift.ingest import ingest
+from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord, Skipped, SourceError
 from papersift.settings import load_settings
 from papersift.sources import SourceOptions, open_source
@@ -88,32 +88,32 @@ def test_hf_attaches_to_an_arxiv_paper_without_overwriting_its_text(store, setti
     with Upstream([arxiv_side]) as server:
         wanted = settings.replace(**server.settings_overrides())
         week = SourceOptions(since=date(2026, 11, 20), until=date(2026, 11, 28))
-        assert ingest(store, ["arxiv:cs.CL"], wanted, options=week).new == 1
+        assert Ingest(["arxiv:cs.CL"], options=week).run(store, wanted).counts["new"] == 1
         server.papers = [make_paper("2611.00001", title="A hyped-up HF title", abstract="Different.",
                                     authors=["Someone Else"], upvotes=42, num_comments=3,
                                     github_repo="https://github.com/example/code")]
-        report = ingest(store, ["hf:2026-11-27"], wanted)
+        report = Ingest(["hf:2026-11-27"]).run(store, wanted)
         server.papers[0]["upvotes"] = 43
-        later = ingest(store, ["hf:2026-11-27"], wanted)
-        same = ingest(store, ["hf:2026-11-27"], wanted)
-    assert (report.new, report.updated) == (0, 1)
-    paper = store.get_paper("2611.00001")
+        later = Ingest(["hf:2026-11-27"]).run(store, wanted)
+        same = Ingest(["hf:2026-11-27"]).run(store, wanted)
+    assert (report.counts["new"], report.counts["updated"]) == (0, 1)
+    paper = store.papers.get_paper("2611.00001")
     assert paper["title"] == "The arXiv title" and paper["abstract"] == "The arXiv abstract."
     assert [a["name"] for a in paper["authors"]] == ["Ada Lovelace", "Alan Turing"]
     assert paper["categories"] == ["cs.CL", "cs.LG"] and paper["version"] == 2
     assert paper["links"]["hf"] == "https://huggingface.co/papers/2611.00001"
-    assert later.updated == 1 and (same.new, same.updated, same.unchanged) == (0, 0, 1)
-    assert store.get_paper("2611.00001")["sources"]["hf"] == {
+    assert later.counts["updated"] == 1 and (same.counts["new"], same.counts["updated"], same.counts["unchanged"]) == (0, 0, 1)
+    assert store.papers.get_paper("2611.00001")["sources"]["hf"] == {
         "upvotes": 43, "num_comments": 3, "github_repo": "https://github.com/example/code"}
 
 
 def test_hf_alone_creates_the_paper_and_file_text_later_wins(store, settings, tmp_path) -> None:
     with Upstream([make_paper("2611.00001", title="HF title", upvotes=5)]) as server:
         wanted = settings.replace(**server.settings_overrides())
-        assert ingest(store, ["hf:2026-11-27"], wanted).new == 1
+        assert Ingest(["hf:2026-11-27"]).run(store, wanted).counts["new"] == 1
     snapshot = tmp_path / "recent.jsonl"
     snapshot.write_text('{"id": "2611.00001", "title": "File title", "abstract": "A.", "authors": ["X Y"],'
                         ' "categories": ["cs.LG"], "announced": "2026-11-27"}\n')
-    ingest(store, [f"file:{snapshot}"], settings)
-    paper = store.get_paper("2611.00001")
+    Ingest([f"file:{snapshot}"]).run(store, settings)
+    paper = store.papers.get_paper("2611.00001")
     assert paper["title"] == "File title" and paper["sources"]["hf"]["upvotes"] == 5

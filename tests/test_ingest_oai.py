@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from papersift.ingest import ingest
+from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord, Skipped, SourceError
 from papersift.settings import load_settings
 from papersift.sources import SourceOptions, open_source
@@ -69,14 +69,14 @@ def test_arxivraw_sample_then_its_token_is_sent_back_alone(store, settings) -> N
     with Upstream() as server:
         server.faults = [Fault(body=body)]
         wanted = settings.replace(**server.settings_overrides())
-        report = ingest(store, ["oai:cs?prefix=arXivRaw"], wanted, options=WEEK)
+        report = Ingest(["oai:cs?prefix=arXivRaw"], options=WEEK).run(store, wanted)
     first, resumed = server.requests
     assert first.params["metadataPrefix"] == "arXivRaw"
     assert resumed.params == {"verb": "ListRecords", "resumptionToken": "496549|96001"}
     # Our server does not know that 2014 token: arXiv's answer is badResumptionToken.
-    assert "badResumptionToken" in report.failed_sources[0]["error"]
-    assert report.new == 1000  # the page read before the failure is kept
-    paper = store.get_paper("0811.36489")
+    assert "badResumptionToken" in report.failures[0]["error"]
+    assert report.counts["new"] == 1000  # the page read before the failure is kept
+    paper = store.papers.get_paper("0811.36489")
     assert paper["version"] == 2
     assert paper["versions"] == [{"version": 1, "date": "2008-11-21"}, {"version": 2, "date": "2009-04-09"}]
     assert [a["name"] for a in paper["authors"]] == ["Daniel M. Kane", "Jelani Nelson", "David P. Woodruff"]
@@ -182,11 +182,11 @@ def test_transient_faults_are_retried(fault: Fault) -> None:
 def test_harvest_twice_then_nothing_new(store, settings) -> None:
     with Upstream(make_papers(5), oai_page_size=2) as server:
         wanted = settings.replace(**server.settings_overrides())
-        first = ingest(store, ["oai:cs"], wanted, options=WEEK)
-        second = ingest(store, ["oai:cs"], wanted, options=WEEK)
-    assert (first.new, first.failed_sources) == (5, [])
-    assert (second.new, second.updated, second.unchanged) == (0, 0, 5)
-    assert "oai" in store.get_paper("2611.00003")["sources"]
+        first = Ingest(["oai:cs"], options=WEEK).run(store, wanted)
+        second = Ingest(["oai:cs"], options=WEEK).run(store, wanted)
+    assert (first.counts["new"], first.failures) == (5, [])
+    assert (second.counts["new"], second.counts["updated"], second.counts["unchanged"]) == (0, 0, 5)
+    assert "oai" in store.papers.get_paper("2611.00003")["sources"]
 
 
 def test_from_defaults_to_since_days_ago_and_until_is_left_open() -> None:

@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from papersift.datadir import DataDir
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
-from papersift.search import EmbedderError, embed_papers
+from papersift.search import Embed, EmbedderError
 from papersift.search.embed import LocalEmbedder, OpenAIEmbedder, embedding_text
 from papersift.search.onnx_export import ensure_exported
 from papersift.settings import Settings, load_settings
@@ -26,7 +28,7 @@ def model_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (and by xdist workers: the export is written by rename, so concurrent exports are safe)."""
     root = tmp_path_factory.getbasetemp().parent / "papersift-search-model"
     root.mkdir(parents=True, exist_ok=True)
-    ensure_exported(root)
+    ensure_exported(DataDir(root))
     return root
 
 
@@ -79,37 +81,37 @@ def test_onnx_int8_agrees_with_sentence_transformers_on_real_abstracts(
 
 
 def test_quantize_off_uses_full_precision(model_root: Path) -> None:
-    manifest = ensure_exported(model_root, quantize=False)
+    manifest = ensure_exported(DataDir(model_root), quantize=False)
     assert manifest["precision"] == "fp32"
     assert manifest["onnx"].endswith("model-fp32.onnx")
-    assert ensure_exported(model_root)["int8_min_cosine"] >= 0.98
+    assert ensure_exported(DataDir(model_root))["int8_min_cosine"] >= 0.98
 
 
 def test_adding_papers_embeds_only_the_new_ones_and_changed_text_is_reembedded(
         store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:
-    store.upsert_papers([paper(f"2501.0000{i}", f"Paper number {i} on graphs",
+    add_records(store, [paper(f"2501.0000{i}", f"Paper number {i} on graphs",
                                f"We study graph problem {i} with neural networks.") for i in range(3)])
-    first = embed_papers(store, search_settings, embedder=local_embedder)
-    assert first["embedded"] == 3 and first["total"] == 3
-    assert first["index"]["added"] == 3
-    before = store.get_embedding("2501.00001", local_embedder.model_id)
+    first = Embed(embedder=local_embedder).run(store, search_settings)
+    assert first.counts["embedded"] == 3 and first.counts["total"] == 3
+    assert first.details["index"]["added"] == 3
+    before = store.embeddings.get_embedding("2501.00001", local_embedder.model_id)
 
-    assert embed_papers(store, search_settings, embedder=local_embedder)["embedded"] == 0
+    assert Embed(embedder=local_embedder).run(store, search_settings).counts["embedded"] == 0
 
-    store.upsert_papers([paper("2501.00009", "A new paper on proteins", "Protein folding.")])
-    second = embed_papers(store, search_settings, embedder=local_embedder)
-    assert second["embedded"] == 1 and second["total"] == 4
-    assert second["index"] == {**second["index"], "added": 1, "removed": 0, "size": 4}
+    add_records(store, [paper("2501.00009", "A new paper on proteins", "Protein folding.")])
+    second = Embed(embedder=local_embedder).run(store, search_settings)
+    assert second.counts["embedded"] == 1 and second.counts["total"] == 4
+    assert second.details["index"] == {**second.details["index"], "added": 1, "removed": 0, "size": 4}
 
     changed = paper("2501.00001", "Paper number 1 on graphs", "An entirely different abstract "
                     "about speech recognition.")
     changed.version = 2
-    store.upsert_papers([changed])
-    third = embed_papers(store, search_settings, embedder=local_embedder)
-    assert third["embedded"] == 1
-    after = store.get_embedding("2501.00001", local_embedder.model_id)
+    add_records(store, [changed])
+    third = Embed(embedder=local_embedder).run(store, search_settings)
+    assert third.counts["embedded"] == 1
+    after = store.embeddings.get_embedding("2501.00001", local_embedder.model_id)
     assert float(before @ after) < 0.99
-    assert third["index"]["added"] == 1 and third["index"]["size"] == 4
+    assert third.details["index"]["added"] == 1 and third.details["index"]["size"] == 4
 
 
 def test_openai_embedder_speaks_the_wire_format_and_retries(
@@ -123,14 +125,14 @@ def test_openai_embedder_speaks_the_wire_format_and_retries(
                                   embed_model="text-embedding-test", embed_api_key="sk-test",
                                   embed_batch=2, http_retries=4)
         embedder = OpenAIEmbedder(config)
-        store.upsert_papers([paper(f"2502.0000{i}", f"Title {i}", "x" * (i + 1)) for i in range(3)])
-        report = embed_papers(store, config, embedder=embedder)
-    assert report["model"] == "openai:text-embedding-test" and report["embedded"] == 3
+        add_records(store, [paper(f"2502.0000{i}", f"Title {i}", "x" * (i + 1)) for i in range(3)])
+        report = Embed(embedder=embedder).run(store, config)
+    assert report.details["model"] == "openai:text-embedding-test" and report.counts["embedded"] == 3
     bodies = [r["json"] for r in server.requests if r["path"].endswith("/embeddings")]
     assert all(b["model"] == "text-embedding-test" for b in bodies)
     assert all(len(b["input"]) <= 2 for b in bodies)
     assert {r["authorization"] for r in server.requests} == {"Bearer sk-test"}
-    vector = store.get_embedding("2502.00000", "openai:text-embedding-test")
+    vector = store.embeddings.get_embedding("2502.00000", "openai:text-embedding-test")
     assert vector.shape == (4,)
     assert np.isclose(np.linalg.norm(vector), 1.0)
 

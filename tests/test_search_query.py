@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import pytest
 
+from papersift.ingest.stage import add_records
 from papersift.search import QueryError, search
-from papersift.search.keyword import fts_expression, parse_query
+from papersift.search.keyword import parse_query
 from papersift.settings import Settings
-from papersift.store import Store
+from papersift.store import KeywordQuery, Store
+from papersift.store.sqlite.search import fts_expression
 from tests.test_search_embed import paper
 
 
 @pytest.fixture
 def corpus(store: Store) -> Store:
-    store.upsert_papers([
+    add_records(store, [
         paper("2501.00001", "Advantage collapse in GRPO training",
               "We show that group relative policy optimization suffers advantage collapse "
               "when rewards are sparse.", ["Grace Hopper", "Alan Turing"], ["cs.LG", "cs.AI"],
@@ -50,7 +52,7 @@ def ids(results) -> list[str]:  # noqa: ANN001
 ])
 def test_repairs_what_fts5_would_reject(raw: str, expression: str, note: str | None) -> None:
     parsed = parse_query(raw)
-    assert fts_expression(parsed.items, "OR") == expression
+    assert fts_expression(KeywordQuery(parsed.items, "OR")) == expression
     if note:
         assert any(note in n for n in parsed.notes), parsed.notes
     else:
@@ -155,7 +157,7 @@ def test_control_characters(corpus: Store, settings: Settings) -> None:
 def test_sql_and_fts_syntax(corpus: Store, settings: Settings, raw: str) -> None:
     results = keyword(corpus, settings, raw)
     assert results.message is None or "match" in results.message or "words" in results.message
-    assert corpus.count_papers() == 4
+    assert corpus.papers.count_papers() == 4
 
 
 def test_non_latin_scripts(corpus: Store, settings: Settings) -> None:

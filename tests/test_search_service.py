@@ -11,8 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
-from papersift.search import embed_papers, search, similar_papers
-from papersift.search.ann import VectorIndex, index_dir, load_index, update_index
+from papersift.ingest.stage import add_records
+from papersift.search import Embed, search, similar_papers
+from papersift.search.ann import VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
 from papersift.settings import Settings
 from papersift.store import Store
@@ -37,8 +38,8 @@ PAPERS = [
 
 @pytest.fixture
 def corpus(store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> Store:  # noqa: F811
-    store.upsert_papers([paper(pid, t, a, ["Ada Lovelace"], c, d) for pid, t, a, c, d in PAPERS])
-    embed_papers(store, search_settings, embedder=local_embedder)
+    add_records(store, [paper(pid, t, a, ["Ada Lovelace"], c, d) for pid, t, a, c, d in PAPERS])
+    Embed(embedder=local_embedder).run(store, search_settings)
     return store
 
 
@@ -82,7 +83,7 @@ def test_bad_input_in_hybrid_mode(corpus: Store, search_settings: Settings, loca
     assert run('"unbalanced AND (').notes
     assert run("Распознавание речи").hits  # semantic side still answers
     assert run("蛋白质结构预测").hits
-    assert corpus.count_papers() == 5
+    assert corpus.papers.count_papers() == 5
 
 
 @pytest.mark.slow
@@ -106,14 +107,14 @@ def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settin
     # A duplicate disappears from the index; a new paper appears, without a rebuild.
     with corpus.conn:
         corpus.conn.execute("UPDATE papers SET duplicate_of = '2503.00001' WHERE id = '2503.00005'")
-    corpus.upsert_papers([paper("2503.00006", "Graph neural networks for molecules",
+    add_records(corpus, [paper("2503.00006", "Graph neural networks for molecules",
                                 "Message passing predicts molecular properties.")])
-    report = embed_papers(corpus, search_settings, embedder=local_embedder)
-    assert report["index"]["added"] == 1 and report["index"]["removed"] == 1
+    report = Embed(embedder=local_embedder).run(corpus, search_settings)
+    assert report.details["index"]["added"] == 1 and report.details["index"]["removed"] == 1
     index = load_index(search_settings, model)
     assert index.count == 5
     found = [pk for pk, _ in index.search(local_embedder.embed(["molecules"])[0], 10)]
-    assert corpus.pk_of("2503.00006") in found and corpus.pk_of("2503.00005") not in found
+    assert corpus.search.pk_of("2503.00006") in found and corpus.search.pk_of("2503.00005") not in found
     assert update_index(corpus, search_settings, model)["added"] == 0
 
 
@@ -122,16 +123,16 @@ def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store:
     rng = np.random.default_rng(1)
     vectors = rng.normal(size=(300, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    store.upsert_papers([paper(f"2504.{i:05d}", f"t{i}", f"a{i}") for i in range(300)])
-    store.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i]) for i in range(300)])
+    add_records(store, [paper(f"2504.{i:05d}", f"t{i}", f"a{i}") for i in range(300)])
+    store.embeddings.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i]) for i in range(300)])
     update_index(store, settings, "test:model")
-    index = VectorIndex(index_dir(settings, "test:model"))
+    index = VectorIndex(settings.paths.vector_index("test:model"))
     exact = index.search(vectors[7], 10)
     index._dense = None  # force the graph
     graph = index.search(vectors[7], 10)
     assert [pk for pk, _ in exact][:5] == [pk for pk, _ in graph][:5]
-    assert exact[0][0] == store.pk_of("2504.00007") and exact[0][1] == pytest.approx(1.0, abs=1e-5)
-    allowed = {store.pk_of(f"2504.{i:05d}") for i in range(0, 300, 3)}
+    assert exact[0][0] == store.search.pk_of("2504.00007") and exact[0][1] == pytest.approx(1.0, abs=1e-5)
+    allowed = {store.search.pk_of(f"2504.{i:05d}") for i in range(0, 300, 3)}
     assert all(pk in allowed for pk, _ in index.search(vectors[7], 10, allowed))
 
 
@@ -146,7 +147,7 @@ def test_cli_embed_search_and_eval(tmp_path: Path, search_settings: Settings) ->
     assert runner.invoke(app, [*base, "ingest", f"file:{data}"]).exit_code == 0
     result = runner.invoke(app, [*base, "embed", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["embedded"] == 5
+    assert json.loads(result.stdout)["counts"]["embedded"] == 5
     result = runner.invoke(app, [*base, "search", "protein folding", "--json", "--limit", "2"])
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)

@@ -27,7 +27,7 @@ def test_precedence_default_then_file_then_environment(tmp_path: Path) -> None:
 
 def test_data_dir_comes_from_one_variable(tmp_path: Path) -> None:
     settings = load_settings(environ={"PAPERSIFT_DATA_DIR": str(tmp_path / "d")}, config=tmp_path / "x")
-    assert settings.db_path == tmp_path / "d" / "papersift.db" and (tmp_path / "d").is_dir()
+    assert settings.paths.database == tmp_path / "d" / "papersift.db" and (tmp_path / "d").is_dir()
 
 
 @pytest.mark.parametrize(("environ", "toml", "message"), [

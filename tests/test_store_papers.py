@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.store import Store, StoreError, open_store
-from papersift.store.db import PAGE_SIZE, migrations
+from papersift.store.sqlite.db import PAGE_SIZE, migrations
 
 
 def paper(**fields: object) -> PaperRecord:
@@ -37,8 +38,8 @@ def test_new_stores_use_8k_pages_and_older_ones_keep_theirs(store: Store, tmp_pa
     older.close()
     with open_store(tmp_path / "older.db") as reopened:
         assert reopened.conn.execute("PRAGMA page_size").fetchone()[0] == 4096
-        reopened.upsert_papers([paper()])
-        assert reopened.count_papers() == 1
+        add_records(reopened, [paper()])
+        assert reopened.papers.count_papers() == 1
 
 
 def test_a_database_from_a_newer_papersift_is_refused(store: Store) -> None:
@@ -48,10 +49,10 @@ def test_a_database_from_a_newer_papersift_is_refused(store: Store) -> None:
 
 
 def test_insert_then_same_record_is_unchanged(store: Store) -> None:
-    first = store.upsert_papers([paper()])
-    again = store.upsert_papers([paper()])
+    first = add_records(store, [paper()])
+    again = add_records(store, [paper()])
     assert first.new == ["2401.00001"] and again.new == [] and again.unchanged == 1
-    stored = store.get_paper("2401.00001")
+    stored = store.papers.get_paper("2401.00001")
     assert stored is not None
     assert [a["name"] for a in stored["authors"]] == ["Ada Lovelace", "Alan Turing"]
     assert [a["slug"] for a in stored["authors"]] == ["ada-lovelace", "alan-turing"]
@@ -59,59 +60,59 @@ def test_insert_then_same_record_is_unchanged(store: Store) -> None:
 
 
 def test_newest_version_wins_text_and_history_is_kept(store: Store) -> None:
-    store.upsert_papers([paper(version=2, title="Second title", source="arxiv",
+    add_records(store, [paper(version=2, title="Second title", source="arxiv",
                                versions=[(1, "2024-01-01"), (2, "2024-02-01")])])
-    report = store.upsert_papers([paper(version=1, title="First title", source="oai",
+    report = add_records(store, [paper(version=1, title="First title", source="oai",
                                         comment="old comment")])
-    stored = store.get_paper("2401.00001")
+    stored = store.papers.get_paper("2401.00001")
     assert stored["title"] == "Second title" and stored["version"] == 2
     assert stored["comment"] == "old comment"  # an older record still fills a gap
     assert [v["version"] for v in stored["versions"]] == [1, 2]
     assert set(stored["sources"]) == {"arxiv", "oai"}
     assert report.updated == ["2401.00001"]
-    store.upsert_papers([paper(version=3, title="Third title", authors=["Ada Lovelace"],
+    add_records(store, [paper(version=3, title="Third title", authors=["Ada Lovelace"],
                                source="oai")])
-    stored = store.get_paper("2401.00001")
+    stored = store.papers.get_paper("2401.00001")
     assert stored["title"] == "Third title"
     assert [a["name"] for a in stored["authors"]] == ["Ada Lovelace"]
     assert [v["version"] for v in stored["versions"]] == [1, 2, 3]
 
 
 def test_a_lower_ranked_source_attaches_without_overwriting(store: Store) -> None:
-    store.upsert_papers([paper(source="file", announced="2025-03-18")])
-    store.upsert_papers([paper(title="HF's title", source="hf", extras={"upvotes": 12},
+    add_records(store, [paper(source="file", announced="2025-03-18")])
+    add_records(store, [paper(title="HF's title", source="hf", extras={"upvotes": 12},
                                announced="2025-03-20")])
-    stored = store.get_paper("2401.00001")
+    stored = store.papers.get_paper("2401.00001")
     assert stored["title"] == "Sparse Attention for Long Documents"
     assert stored["sources"]["hf"] == {"upvotes": 12}
     assert stored["announced"] == "2025-03-18"  # the first announcement is the news
-    changed = store.upsert_papers([paper(title="HF's title", source="hf", extras={"upvotes": 40},
+    changed = add_records(store, [paper(title="HF's title", source="hf", extras={"upvotes": 40},
                                          announced="2025-03-20")])
     assert changed.updated == ["2401.00001"]
-    assert store.get_paper("2401.00001")["sources"]["hf"] == {"upvotes": 40}
+    assert store.papers.get_paper("2401.00001")["sources"]["hf"] == {"upvotes": 40}
 
 
 def test_links_written_by_older_versions_are_not_a_change(store: Store) -> None:
-    store.upsert_papers([paper(links={"pdf": "https://arxiv.org/pdf/2401.00001",
+    add_records(store, [paper(links={"pdf": "https://arxiv.org/pdf/2401.00001",
                                       "abs": "https://arxiv.org/abs/2401.00001"})])
     # Earlier papersift wrote links with json.dumps: the same object, spaced out.
     spaced = '{"abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"}'
     store.conn.execute("UPDATE papers SET links = ?", (spaced,))
-    report = store.upsert_papers([paper(source="arxiv", links={
+    report = add_records(store, [paper(source="arxiv", links={
         "abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"})])
     assert (report.updated, report.unchanged) == ([], 1)
     assert store.conn.execute("SELECT links FROM papers").fetchone()[0] == spaced
-    report = store.upsert_papers([paper(source="arxiv", links={"doi": "https://doi.org/10.1/x"})])
+    report = add_records(store, [paper(source="arxiv", links={"doi": "https://doi.org/10.1/x"})])
     assert report.updated == ["2401.00001"]
-    assert store.get_paper("2401.00001")["links"] == {
+    assert store.papers.get_paper("2401.00001")["links"] == {
         "abs": "https://arxiv.org/abs/2401.00001", "doi": "https://doi.org/10.1/x",
         "pdf": "https://arxiv.org/pdf/2401.00001"}
 
 
 def test_empty_fields_never_erase_known_ones(store: Store) -> None:
-    store.upsert_papers([paper(doi="10.1/x", journal_ref="J. Stuff 1", version=1, source="arxiv")])
-    store.upsert_papers([paper(version=2, source="arxiv")])
-    stored = store.get_paper("2401.00001")
+    add_records(store, [paper(doi="10.1/x", journal_ref="J. Stuff 1", version=1, source="arxiv")])
+    add_records(store, [paper(version=2, source="arxiv")])
+    stored = store.papers.get_paper("2401.00001")
     assert stored["doi"] == "10.1/x" and stored["journal_ref"] == "J. Stuff 1"
 
 
@@ -124,33 +125,33 @@ def test_empty_fields_never_erase_known_ones(store: Store) -> None:
 def test_duplicates_under_another_id_are_linked_not_shown_twice(
     store: Store, same: dict[str, object]
 ) -> None:
-    store.upsert_papers([paper(doi="10.5555/abc")])
-    report = store.upsert_papers([paper(id="2402.00002", **same)])
+    add_records(store, [paper(doi="10.5555/abc")])
+    report = add_records(store, [paper(id="2402.00002", **same)])
     assert report.duplicates == [("2402.00002", "2401.00001")]
-    assert store.get_paper("2402.00002")["duplicate_of"] == "2401.00001"
-    assert store.get_paper("2401.00001")["duplicates"] == ["2402.00002"]
-    assert store.count_papers() == 1 and store.count_papers(include_duplicates=True) == 2
-    assert [p["id"] for p in store.iter_papers()] == ["2401.00001"]
+    assert store.papers.get_paper("2402.00002")["duplicate_of"] == "2401.00001"
+    assert store.papers.get_paper("2401.00001")["duplicates"] == ["2402.00002"]
+    assert store.papers.count_papers() == 1 and store.papers.count_papers(include_duplicates=True) == 2
+    assert [p["id"] for p in store.papers.iter_papers()] == ["2401.00001"]
 
 
 def test_duplicates_within_one_batch_link_to_the_first(store: Store) -> None:
-    report = store.upsert_papers([paper(), paper(id="2402.00002"), paper(id="2403.00003",
+    report = add_records(store, [paper(), paper(id="2402.00002"), paper(id="2403.00003",
                                                                        title="Another paper here")])
     assert report.duplicates == [("2402.00002", "2401.00001")]
     assert len(report.new) == 3
 
 
 def test_same_id_twice_in_a_batch_merges(store: Store) -> None:
-    report = store.upsert_papers([paper(version=1, source="arxiv"),
+    report = add_records(store, [paper(version=1, source="arxiv"),
                                   paper(version=2, title="Revised", source="arxiv")])
     assert report.new == ["2401.00001"]
-    assert store.get_paper("2401.00001")["title"] == "Revised"
+    assert store.papers.get_paper("2401.00001")["title"] == "Revised"
 
 
 def test_one_batch_of_merges_new_papers_and_repeats(store: Store) -> None:
-    store.upsert_papers([paper(id=f"2401.0000{i}", title=f"Paper number {i} on graphs",
+    add_records(store, [paper(id=f"2401.0000{i}", title=f"Paper number {i} on graphs",
                                source="arxiv") for i in range(1, 4)])
-    report = store.upsert_papers([
+    report = add_records(store, [
         paper(id="2401.00003", title="Paper number 3 on trees", version=2, source="arxiv"),
         paper(id="2402.00001", title="A new paper on lattices", source="arxiv"),
         paper(id="2401.00001", title="Paper number 1 on forests", version=2, source="arxiv"),
@@ -158,7 +159,7 @@ def test_one_batch_of_merges_new_papers_and_repeats(store: Store) -> None:
     ])
     assert sorted(report.updated) == ["2401.00001", "2401.00003", "2402.00001"]
     assert report.new == ["2402.00001"]
-    titles = {p["id"]: p["title"] for p in store.iter_papers()}
+    titles = {p["id"]: p["title"] for p in store.papers.iter_papers()}
     assert titles["2401.00003"].endswith("trees") and titles["2401.00001"].endswith("forests")
     assert titles["2402.00001"].endswith("meshes")
     store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
@@ -172,8 +173,8 @@ def test_one_batch_of_merges_new_papers_and_repeats(store: Store) -> None:
 
 
 def test_author_slugs_stay_unique(store: Store) -> None:
-    store.upsert_papers([paper(authors=["José Núñez", "Jose Nunez", "jose nunez"])])
-    slugs = [a["slug"] for a in store.get_paper("2401.00001")["authors"]]
+    add_records(store, [paper(authors=["José Núñez", "Jose Nunez", "jose nunez"])])
+    slugs = [a["slug"] for a in store.papers.get_paper("2401.00001")["authors"]]
     assert slugs == ["jose-nunez", "jose-nunez-2", "jose-nunez-3"]
 
 
@@ -183,25 +184,25 @@ def test_full_text_index_follows_inserts_and_updates(store: Store) -> None:
             "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
             " WHERE papers_fts MATCH ?", (term,))]
 
-    store.upsert_papers([paper(version=1, source="arxiv")])
+    add_records(store, [paper(version=1, source="arxiv")])
     assert hits("sparse") == ["2401.00001"] and hits("turing") == ["2401.00001"]
-    store.upsert_papers([paper(version=2, title="Dense retrieval", source="arxiv")])
+    add_records(store, [paper(version=2, title="Dense retrieval", source="arxiv")])
     assert hits("sparse") == [] and hits("dense") == ["2401.00001"]
     store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
 
 
 def test_text_is_stored_as_given(store: Store) -> None:
     title = "<script>alert(1)</script> $\\alpha$-nets"
-    store.upsert_papers([paper(title=title, abstract="Line one\nline two with \\textbf{x}")])
-    stored = store.get_paper("2401.00001")
+    add_records(store, [paper(title=title, abstract="Line one\nline two with \\textbf{x}")])
+    stored = store.papers.get_paper("2401.00001")
     assert stored["title"] == title and stored["abstract"] == "Line one\nline two with \\textbf{x}"
 
 
 def test_stats_count_by_source_category_and_month(store: Store) -> None:
-    store.upsert_papers([paper(announced="2025-03-18"),
+    add_records(store, [paper(announced="2025-03-18"),
                          paper(id="2402.00002", title="Other work on graphs", source="arxiv",
                                categories=["cs.LG"], submitted="2025-04-02")])
-    stats = store.stats()
+    stats = store.papers.stats()
     assert stats["papers"] == 2 and stats["by_source"] == {"arxiv": 1, "file": 1}
     assert stats["by_category"] == {"cs.CL": 1, "cs.LG": 1}
     assert stats["by_month"] == {"2025-03": 1, "2025-04": 1}
@@ -211,6 +212,6 @@ def test_a_failed_batch_leaves_nothing_behind(store: Store) -> None:
     store.conn.execute("CREATE TRIGGER boom BEFORE INSERT ON paper_sources BEGIN"
                        " SELECT RAISE(ABORT, 'disk on fire'); END")
     with pytest.raises(sqlite3.IntegrityError):
-        store.upsert_papers([paper()])
-    assert store.count_papers(include_duplicates=True) == 0
+        add_records(store, [paper()])
+    assert store.papers.count_papers(include_duplicates=True) == 0
     assert store.conn.execute("SELECT count(*) FROM authors").fetchone()[0] == 0

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from papersift.summarize import write_builtin
-from papersift.summarize.builtin import author_naming, compress
+from papersift.summarize.authors import author_naming
+from papersift.summarize.builtin import compress
 from papersift.summarize.gate import check, first_person
 from papersift.summarize.person import to_third_person
 

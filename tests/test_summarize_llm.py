@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.summarize.gate import check
 from papersift.summarize.llm import PROMPT_VERSION, LLMWriter, ReplyError, parse_reply
-from papersift.summarize.stage import summarize_papers
+from papersift.summarize.stage import Summarize
 from tests.openai_server import Fault, OpenAIServer
 
 PAPER = {
@@ -165,24 +166,24 @@ def test_parse_reply_variants() -> None:
 
 
 def test_stage_with_llm_writer_records_provenance(store, settings) -> None:
-    store.upsert_papers([PaperRecord(id=PAPER["id"], title=PAPER["title"],
+    add_records(store, [PaperRecord(id=PAPER["id"], title=PAPER["title"],
                                      abstract=PAPER["abstract"], authors=PAPER["authors"],
                                      categories=["cs.LG"], source="file", announced="2026-01-05")])
     with OpenAIServer() as server:
         server.chat_handler = good_answer
         llm_settings = settings.replace(llm_url=server.url, llm_model="test-model")
-        report = summarize_papers(store, llm_settings, writer="llm")
-        again = summarize_papers(store, llm_settings, writer="llm")
-    assert report["written"] == 1 and report["tokens"] > 0 and report["fallbacks"] == 0
-    assert again["written"] == 0 and len(server.requests) == 1
-    stored = store.get_summary(PAPER["id"])
+        report = Summarize(writer="llm").run(store, llm_settings)
+        again = Summarize(writer="llm").run(store, llm_settings)
+    assert report.counts["written"] == 1 and report.counts["tokens"] > 0 and report.counts["fallbacks"] == 0
+    assert again.counts["written"] == 0 and len(server.requests) == 1
+    stored = store.summaries.get_summary(PAPER["id"])
     assert (stored["writer"], stored["model"], stored["prompt_version"]) == (
         "llm", "test-model", PROMPT_VERSION)
     assert stored["tokens"] > 0 and stored["seconds"] >= 0 and stored["created_at"]
 
 
 def test_endpoint_down_stops_the_run_and_stand_ins_are_retried_later(store, settings) -> None:
-    store.upsert_papers([
+    add_records(store, [
         PaperRecord(id=f"2601.{n:05d}", title=f"{PAPER['title']}, part {n}", abstract=PAPER["abstract"],
                     authors=PAPER["authors"], categories=["cs.LG"], source="file")
         for n in range(10)])
@@ -191,13 +192,13 @@ def test_endpoint_down_stops_the_run_and_stand_ins_are_retried_later(store, sett
         down = settings.replace(llm_url=server.url, llm_model="test-model", llm_concurrency=1,
                                 llm_timeout=0.5)
         writer = LLMWriter(down, backoff=0.001)
-        report = summarize_papers(store, down, writer=writer, batch_size=4)
-        assert report["error"] and "HTTP 503" in report["error"]
-        assert report["written"] == 4 and report["retry_later"] == 4
-        stand_in = store.get_summary("2601.00000")
+        report = Summarize(writer=writer, batch_size=4).run(store, down)
+        assert report.error and "HTTP 503" in report.error
+        assert report.counts["written"] == 4 and report.counts["retry_later"] == 4
+        stand_in = store.summaries.get_summary("2601.00000")
         assert stand_in["writer"] == "builtin" and "llm error" in stand_in["notes"]
         server.faults.clear()
         server.chat_handler = good_answer
-        report = summarize_papers(store, down, writer=LLMWriter(down, backoff=0.001))
-    assert report["error"] is None and report["written"] == 10
-    assert store.summary_stats()["by_writer"] == {"llm": 10}
+        report = Summarize(writer=LLMWriter(down, backoff=0.001)).run(store, down)
+    assert report.error is None and report.counts["written"] == 10
+    assert store.summaries.summary_stats()["by_writer"] == {"llm": 10}

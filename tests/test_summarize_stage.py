@@ -8,8 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
-from papersift.summarize import summarize_papers
+from papersift.stages import Progress
+from papersift.summarize import Summarize
 from papersift.summarize.stage import flag_paper
 
 ABSTRACT = (
@@ -33,92 +35,91 @@ def record(n: int, announced: str = "2026-01-05", **changes) -> PaperRecord:
 
 
 def test_second_run_writes_nothing_and_changed_abstract_is_rewritten(store, settings) -> None:
-    store.upsert_papers([record(n) for n in range(12)])
-    first = summarize_papers(store, settings, batch_size=5)
-    assert (first["considered"], first["written"], first["gate_failures"]) == (12, 12, 0)
-    assert store.summary_stats()["summarized"] == 12
-    before = store.get_summary("2601.00003")
+    add_records(store, [record(n) for n in range(12)])
+    first = Summarize(batch_size=5).run(store, settings)
+    assert (first.counts["considered"], first.counts["written"], first.counts["gate_failures"]) == (12, 12, 0)
+    assert store.summaries.summary_stats()["summarized"] == 12
+    before = store.summaries.get_summary("2601.00003")
     assert before["writer"] == "builtin" and before["model"].startswith("builtin-")
     assert before["blurb"].startswith("Wong and Patel introduce Skip3Attn")
 
-    second = summarize_papers(store, settings)
-    assert (second["written"], second["unchanged"]) == (0, 12)
+    second = Summarize().run(store, settings)
+    assert (second.counts["written"], second.counts["unchanged"]) == (0, 12)
 
     changed = record(3, abstract=record(3).abstract.replace("Sparse attention is hard to train.",
                                                            "Sparse attention is hard to tune."),
                      version=2)
-    store.upsert_papers([changed])
-    third = summarize_papers(store, settings)
-    assert third["written"] == 1
-    assert store.get_summary("2601.00003")["input_hash"] != before["input_hash"]
+    add_records(store, [changed])
+    third = Summarize().run(store, settings)
+    assert third.counts["written"] == 1
+    assert store.summaries.get_summary("2601.00003")["input_hash"] != before["input_hash"]
 
-    redo = summarize_papers(store, settings, redo=True)
-    assert redo["written"] == 12
+    redo = Summarize(redo=True).run(store, settings)
+    assert redo.counts["written"] == 12
 
 
 def test_progress_is_reported_and_batches_are_committed(store, settings) -> None:
-    store.upsert_papers([record(n) for n in range(7)])
+    add_records(store, [record(n) for n in range(7)])
     calls = []
-    summarize_papers(store, settings, batch_size=3,
-                     on_progress=lambda done, total, report: calls.append((done, total)))
+    Summarize(batch_size=3).run(store, settings, lambda p: calls.append((p.done, p.total)))
     assert calls == [(0, 7), (3, 7), (6, 7), (7, 7)]
 
 
 def test_interrupted_run_resumes(store, settings) -> None:
-    store.upsert_papers([record(n) for n in range(6)])
+    add_records(store, [record(n) for n in range(6)])
 
-    def stop_after_first_batch(done: int, total: int, report: object) -> None:
-        if done >= 2:
+    def stop_after_first_batch(progress: Progress) -> None:
+        if progress.done >= 2:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        summarize_papers(store, settings, batch_size=2, on_progress=stop_after_first_batch)
-    assert store.summary_stats()["summarized"] == 2
-    assert summarize_papers(store, settings)["written"] == 4
+        Summarize(batch_size=2).run(store, settings, stop_after_first_batch)
+    assert store.summaries.summary_stats()["summarized"] == 2
+    assert Summarize().run(store, settings).counts["written"] == 4
 
 
 def test_since_limits_the_run(store, settings) -> None:
-    store.upsert_papers([record(1, announced="2025-12-30"), record(2, announced="2026-01-10")])
-    report = summarize_papers(store, settings, since="2026-01-01")
-    assert (report["considered"], report["written"]) == (1, 1)
-    assert store.get_summary("2601.00001") is None
+    add_records(store, [record(1, announced="2025-12-30"), record(2, announced="2026-01-10")])
+    report = Summarize(since="2026-01-01").run(store, settings)
+    assert (report.counts["considered"], report.counts["written"]) == (1, 1)
+    assert store.summaries.get_summary("2601.00001") is None
 
 
 def test_flagged_summary_is_hidden_when_the_writer_would_repeat_it(store, settings) -> None:
-    store.upsert_papers([record(1), record(2)])
-    summarize_papers(store, settings)
-    assert set(store.summaries_for(["2601.00001", "2601.00002", "nope"])) == {
+    add_records(store, [record(1), record(2)])
+    Summarize().run(store, settings)
+    assert set(store.summaries.summaries_for(["2601.00001", "2601.00002", "nope"])) == {
         "2601.00001", "2601.00002"}
     result = flag_paper(store, settings, "2601.00001", "wrong speed-up")
     assert result["hidden"] and not result["regenerated"]
-    assert set(store.summaries_for(["2601.00001", "2601.00002"])) == {"2601.00002"}
-    stored = store.get_summary("2601.00001")
+    assert set(store.summaries.summaries_for(["2601.00001", "2601.00002"])) == {"2601.00002"}
+    stored = store.summaries.get_summary("2601.00001")
     assert stored["flagged"] and stored["flag_reason"] == "wrong speed-up"
     assert "hidden after flag: wrong speed-up" in stored["notes"]
     # The stage leaves a hidden flagged summary alone until the paper changes.
-    assert summarize_papers(store, settings)["written"] == 0
+    assert Summarize().run(store, settings).counts["written"] == 0
 
 
 def test_flagged_summary_is_regenerated_when_the_writer_changed(store, settings) -> None:
-    store.upsert_papers([record(1)])
-    summarize_papers(store, settings)
-    old = store.get_summary("2601.00001")
+    add_records(store, [record(1)])
+    Summarize().run(store, settings)
+    old = store.summaries.get_summary("2601.00001")
     # Simulate a summary written differently (e.g. by an older writer) with the current hash.
-    store.put_summaries([{**old, "blurb": "Wong and Patel say something wrong here."}])
-    store.flag_summary("2601.00001", "says something wrong")
-    report = summarize_papers(store, settings)
-    assert (report["flagged"], report["flagged_regenerated"]) == (1, 1)
-    new = store.get_summary("2601.00001")
+    store.summaries.put_summaries([{**old, "blurb": "Wong and Patel say something wrong here."}])
+    store.summaries.flag_summary("2601.00001", "says something wrong")
+    report = Summarize().run(store, settings)
+    assert (report.counts["flagged"], report.counts["flagged_regenerated"]) == (1, 1)
+    new = store.summaries.get_summary("2601.00001")
     assert not new["flagged"] and not new["hidden"] and new["blurb"] == old["blurb"]
     assert "regenerated after flag: says something wrong" in new["notes"]
 
 
 def test_cli_summarize_flag_and_errors(store, settings) -> None:
-    store.upsert_papers([record(n) for n in range(3)])
+    add_records(store, [record(n) for n in range(3)])
     runner = CliRunner()
     result = runner.invoke(app, ["summarize", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["written"] == 3
+    assert json.loads(result.stdout)["counts"]["written"] == 3
     result = runner.invoke(app, ["summarize", "--writer", "gpt"])
     assert result.exit_code == 2
     result = runner.invoke(app, ["summarize", "--writer", "llm"])  # no llm_url configured

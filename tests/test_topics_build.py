@@ -8,9 +8,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.store import Store
-from papersift.topics import BuildParams, assign_topics, build_topics
+from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import label_checks
 from papersift.topics.phrases import STOPWORDS
 
@@ -54,11 +55,11 @@ def abstract_for(field: str, rng: np.random.Generator) -> tuple[str, str]:
 
 def add_papers(store: Store, settings, papers: list[tuple[str, str, str, str, np.ndarray]]) -> None:
     """(id, date, title, abstract, vector) rows into the store, with their embeddings."""
-    store.upsert_papers([
+    add_records(store, [
         PaperRecord(id=pid, title=title, abstract=abstract, authors=[f"Ada {pid}"],
                     categories=["cs.LG"], source="file", announced=day)
         for pid, day, title, abstract, _ in papers])
-    store.put_embeddings(MODEL, [(pid, "h", vec) for pid, _, _, _, vec in papers])
+    store.embeddings.put_embeddings(MODEL, [(pid, "h", vec) for pid, _, _, _, vec in papers])
 
 
 def make_corpus(n_per_field: int = 40, noise: int = 8, seed: int = 1, start: int = 0,
@@ -85,16 +86,16 @@ def make_corpus(n_per_field: int = 40, noise: int = 8, seed: int = 1, start: int
 
 
 def topic_of(store: Store) -> dict[str, str]:
-    slugs = {t["id"]: t["slug"] for t in store.list_topics()}
-    return {pid: slugs[tid] for pid, tid, _ in store.topic_assignments()}
+    slugs = {t["id"]: t["slug"] for t in store.topics.list_topics()}
+    return {pid: slugs[tid] for pid, tid, _ in store.topics.topic_assignments()}
 
 
 def test_build_labels_topics_and_sends_misfits_to_other(store, settings) -> None:
     rows = make_corpus()
     add_papers(store, settings, rows)
-    report = build_topics(store, settings, params=PARAMS)
-    assert report["topics"] == 4 and report["papers"] == len(rows)
-    topics = store.list_topics()
+    report = BuildTopics(params=PARAMS).run(store, settings)
+    assert report.counts["topics"] == 4 and report.counts["papers"] == len(rows)
+    topics = store.topics.list_topics()
     regular = [t for t in topics if not t["is_other"]]
     assert len(regular) == 4
     assert label_checks(topics)["problems"] == 0
@@ -112,12 +113,12 @@ def test_build_labels_topics_and_sends_misfits_to_other(store, settings) -> None
     assigned = topic_of(store)
     noise_ids = [r[0] for r in rows[-8:]]
     assert {assigned[pid] for pid in noise_ids} == {"other"}
-    other = store.get_topic("other")
+    other = store.topics.find_topic("other")
     assert other["is_other"] and other["size"] == 8
     # A field's papers share one topic.
     for i in range(4):
         assert len({assigned[r[0]] for r in rows[i * 40:(i + 1) * 40]}) == 1
-    sections = store.list_sections()
+    sections = store.topics.list_sections()
     assert sum(len(s["topics"]) for s in sections) == 4
     assert all(s["label"] and s["slug"] for s in sections)
 
@@ -125,53 +126,53 @@ def test_build_labels_topics_and_sends_misfits_to_other(store, settings) -> None
 def test_rebuild_keeps_ids_and_slugs_and_assign_matches_build(store, settings) -> None:
     rows = make_corpus()
     add_papers(store, settings, rows)
-    build_topics(store, settings, params=PARAMS)
+    BuildTopics(params=PARAMS).run(store, settings)
     before = topic_of(store)
-    ids_before = {t["slug"]: t["id"] for t in store.list_topics()}
+    ids_before = {t["slug"]: t["id"] for t in store.topics.list_topics()}
     # A new week of papers arrives: assign places them without re-clustering.
     week = make_corpus(n_per_field=6, noise=2, seed=2, start=500, day="2026-06-08")
     add_papers(store, settings, week)
-    result = assign_topics(store, settings)
-    assert result["assigned"] == len(week) and result["to_other"] == 2
+    result = AssignTopics().run(store, settings)
+    assert result.counts["assigned"] == len(week) and result.counts["to_other"] == 2
     assigned = topic_of(store)
     for i, field_rows in enumerate(week[j * 6:(j + 1) * 6] for j in range(4)):
         field_slug = before[rows[i * 40][0]]
         assert {assigned[r[0]] for r in field_rows} == {field_slug}
-    assert assign_topics(store, settings)["assigned"] == 0  # nothing left to do
+    assert AssignTopics().run(store, settings).counts["assigned"] == 0  # nothing left to do
     # A full rebuild maps every topic onto itself: same ids, same slugs, same papers.
-    report = build_topics(store, settings, params=replace(PARAMS, warm_start=False))
-    assert report["kept"] == 4 and report["new"] == [] and report["retired"] == {}
+    report = BuildTopics(params=replace(PARAMS, warm_start=False)).run(store, settings)
+    assert report.counts["kept"] == 4 and report.details["new"] == [] and report.details["retired"] == {}
     after = topic_of(store)
     assert all(after[pid] == assigned[pid] for pid in assigned)
-    assert {t["slug"]: t["id"] for t in store.list_topics()} == ids_before
-    assert store.latest_topic_build()["report"]["kept"] == 4
+    assert {t["slug"]: t["id"] for t in store.topics.list_topics()} == ids_before
+    assert store.topics.latest_topic_build()["report"]["kept"] == 4
 
 
 def test_merged_topic_redirects_to_where_its_papers_went(store, settings) -> None:
     centers = field_centers()
     rows = make_corpus(centers=centers)
     add_papers(store, settings, rows)
-    build_topics(store, settings, params=PARAMS)
+    BuildTopics(params=PARAMS).run(store, settings)
     before = topic_of(store)
     speech_slug = before[rows[3 * 40][0]]
     vision_slug = before[rows[2 * 40][0]]
     # Speech papers drift onto vision: re-embed them near the vision centre.
     rng = np.random.default_rng(3)
     moved = [(r[0], "h2", noisy(centers["vision"], rng)) for r in rows[3 * 40:4 * 40]]
-    store.put_embeddings(MODEL, moved)
-    report = build_topics(store, settings, params=replace(PARAMS, papers_per_topic=56))
-    assert report["topics"] == 3
-    merged_into = store.get_topic(speech_slug)
-    survivor = store.get_topic(vision_slug)
+    store.embeddings.put_embeddings(MODEL, moved)
+    report = BuildTopics(params=replace(PARAMS, papers_per_topic=56)).run(store, settings)
+    assert report.counts["topics"] == 3
+    merged_into = store.topics.find_topic(speech_slug)
+    survivor = store.topics.find_topic(vision_slug)
     assert survivor.get("redirected_from") is None
     assert merged_into["id"] == survivor["id"]
     assert merged_into["redirected_from"] == speech_slug
-    assert report["retired"][speech_slug] == {"to": vision_slug, "reason": "merge"}
-    assert report["merges"] == {vision_slug: sorted([vision_slug, speech_slug])} or (
-        set(report["merges"][vision_slug]) == {vision_slug, speech_slug})
-    assert all(t["slug"] != speech_slug for t in store.list_topics())
+    assert report.details["retired"][speech_slug] == {"to": vision_slug, "reason": "merge"}
+    assert report.details["merges"] == {vision_slug: sorted([vision_slug, speech_slug])} or (
+        set(report.details["merges"][vision_slug]) == {vision_slug, speech_slug})
+    assert all(t["slug"] != speech_slug for t in store.topics.list_topics())
     # The merged topic's papers are listed newest first under the survivor.
-    papers = store.topic_papers(survivor["id"], 0, 500)
+    _, papers = store.pages.topic_papers_page(survivor["id"], 500, 0)
     assert len(papers) == 80
     assert [p["sort_date"] for p in papers] == sorted((p["sort_date"] for p in papers),
                                                       reverse=True)
@@ -181,9 +182,9 @@ def test_build_without_embeddings_is_a_clear_error(store, settings) -> None:
     from papersift.topics import TopicsError
 
     with pytest.raises(TopicsError, match="no embeddings"):
-        build_topics(store, settings)
+        BuildTopics().run(store, settings)
     with pytest.raises(TopicsError, match="topics build"):
-        assign_topics(store, settings)
+        AssignTopics().run(store, settings)
 
 
 def test_eval_stability_holds_out_the_newest_week(store, settings) -> None:
@@ -192,7 +193,7 @@ def test_eval_stability_holds_out_the_newest_week(store, settings) -> None:
     add_papers(store, settings, make_corpus())
     add_papers(store, settings, make_corpus(n_per_field=5, noise=1, seed=4, start=700,
                                             day="2026-06-10"))
-    build_topics(store, settings, params=PARAMS)
+    BuildTopics(params=PARAMS).run(store, settings)
     result = evaluate_topics(store, settings, params=PARAMS, with_baseline=False)
     s = result["stability"]
     assert s["held_out"] == 21 and s["held_out_from"] == "2026-06-04"

@@ -25,7 +25,8 @@ def test_topics_commands(store, settings) -> None:
     code, out = _run("topics", "build", "--json", *SMALL)
     assert code == 0
     report = json.loads(out)
-    assert report["topics"] == 4 and report["other"] == 8 and report["build_id"] == 1
+    assert report["counts"]["topics"] == 4 and report["counts"]["other"] == 8
+    assert report["details"]["build_id"] == 1
     code, out = _run("topics", "list", "--json")
     listing = json.loads(out)
     assert code == 0 and listing["other"]["size"] == 8
@@ -38,15 +39,15 @@ def test_topics_commands(store, settings) -> None:
     assert _run("topics", "show", "no-such-topic")[0] == 1
     add_papers(store, settings, make_corpus(n_per_field=2, noise=1, seed=9, start=900))
     code, out = _run("topics", "assign", "--json")
-    assert code == 0 and json.loads(out)["assigned"] == 9
+    assert code == 0 and json.loads(out)["counts"]["assigned"] == 9
     code, out = _run("topics", "build", "--json", "--fresh", *SMALL)
-    assert code == 0 and json.loads(out)["kept"] == 4
+    assert code == 0 and json.loads(out)["counts"]["kept"] == 4
     code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)
     raw = json.loads(out)
     # Raw vectors: the smoothed centroids do not seed it, yet the same four topics are kept.
-    assert code == 0 and raw["kept"] == 4 and raw["warm_start"] is False
+    assert code == 0 and raw["counts"]["kept"] == 4 and raw["details"]["warm_start"] is False
     code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)
-    assert code == 0 and json.loads(out)["warm_start"] is True
+    assert code == 0 and json.loads(out)["details"]["warm_start"] is True
     code, out = _run("eval", "topics", "--json", "--no-stability", "--no-baseline")
     result = json.loads(out)
     assert code == 0 and result["labels"]["problems"] == 0 and result["topics"] == 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from papersift.topics import build_topics
+from papersift.topics import BuildTopics
 from papersift.topics.naming import name_topics, validate_name
 from tests.openai_server import Fault, OpenAIServer
 from tests.test_topics_build import PARAMS, add_papers, make_corpus
@@ -26,7 +26,7 @@ def test_validate_name() -> None:
 
 def test_llm_names_topics_validates_and_caches(store, settings) -> None:
     add_papers(store, settings, make_corpus())
-    build_topics(store, settings, params=PARAMS)
+    BuildTopics(params=PARAMS).run(store, settings)
     with OpenAIServer(api_key="sekrit") as server:
         answers: dict[str, list[str]] = {}
 
@@ -45,12 +45,12 @@ def test_llm_names_topics_validates_and_caches(store, settings) -> None:
                                  llm_concurrency=2)
         counts = name_topics(store, named)
         assert counts["named"] == 3 and counts["rejected"] == 1 and counts["failed"] == 0
-        topics = {t["slug"]: t for t in store.list_topics(include_other=False)}
+        topics = {t["slug"]: t for t in store.topics.list_topics(include_other=False)}
         graph = [t for t in topics.values() if t["llm_label"] is None]
-        assert len(graph) == 1 and graph[0]["name"] == graph[0]["label"]
+        assert len(graph) == 1 and graph[0]["label"] == graph[0]["key_label"]
         for topic in topics.values():
             if topic["llm_label"]:
-                assert topic["name"] == topic["llm_label"]
+                assert topic["label"] == topic["llm_label"]
                 assert topic["llm_label"].endswith("research") and '"' not in topic["llm_label"]
         requests = len(server.requests)
         assert all(r["authorization"] == "Bearer sekrit" for r in server.requests)
@@ -61,7 +61,7 @@ def test_llm_names_topics_validates_and_caches(store, settings) -> None:
 
 def test_llm_outage_keeps_key_phrase_labels_and_is_retried_later(store, settings) -> None:
     add_papers(store, settings, make_corpus())
-    build_topics(store, settings, params=PARAMS)
+    BuildTopics(params=PARAMS).run(store, settings)
     with OpenAIServer() as server:
         server.chat_handler = lambda request: "Some topic name"
         server.faults.extend(Fault(status=500) for _ in range(8))
@@ -69,8 +69,8 @@ def test_llm_outage_keeps_key_phrase_labels_and_is_retried_later(store, settings
                                  llm_concurrency=1)
         counts = name_topics(store, named)
         assert counts["failed"] == 4 and counts["named"] == 0
-        assert all(t["name"] == t["label"] for t in store.list_topics())
+        assert all(t["label"] == t["key_label"] for t in store.topics.list_topics())
         counts = name_topics(store, named)  # faults used up: now it works, nothing was cached
         assert counts["named"] == 4 and counts["duplicates"] == 3
-        names = [t["name"] for t in store.list_topics(include_other=False)]
+        names = [t["label"] for t in store.topics.list_topics(include_other=False)]
         assert names.count("Some topic name") == 1  # the largest topic keeps a shared name

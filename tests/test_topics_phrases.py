@@ -121,7 +121,7 @@ def test_words_give_way_to_the_phrase_that_holds_them() -> None:
 
 
 def test_a_section_of_one_topic_is_named_by_more_of_its_phrases() -> None:
-    from papersift.topics.stage import BuildParams, _sections
+    from papersift.topics.plan import BuildParams, _sections
 
     centroids = np.array([[1.0, 0.0, 0.0], [0.99, 0.14, 0.0], [0.0, 0.0, 1.0]], dtype=np.float32)
     phrases = [["reward modelling", "preference optimisation", "policy gradient"],

@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from papersift.topics import build_topics, trending, weekly_series
+from papersift.topics import BuildTopics, trending, weekly_series
 from tests.test_topics_build import FIELDS, PARAMS, abstract_for, add_papers, field_centers, noisy
 
 
@@ -27,9 +27,9 @@ def test_weekly_counts_and_trending(store, settings) -> None:
                              noisy(centers[field], rng)))
                 n += 1
     add_papers(store, settings, rows)
-    build_topics(store, settings, params=replace(PARAMS, papers_per_topic=24))
+    BuildTopics(params=replace(PARAMS, papers_per_topic=24)).run(store, settings)
     ranked = trending(store, weeks=4, limit=3)
-    speech = store.paper_topic(rows[-1][0])
+    speech = store.topics.paper_topic(rows[-1][0])
     assert ranked[0]["id"] == speech["id"]
     assert ranked[0]["this_week"] == 14 and ranked[0]["weekly_mean_before"] == 2.0
     assert ranked[0]["growth"] == round(15 / 3, 3)

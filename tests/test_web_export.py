@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -41,7 +40,7 @@ def test_static_site_has_no_broken_internal_links(tmp_path: Path) -> None:
     out = tmp_path / "site"
     report = build_site(settings, out)
     files = sorted(out.rglob("*.html"))
-    assert report["pages"] == len(files) > 80
+    assert report.counts["pages"] == len(files) > 80
     checked = 0
     broken = []
     for page in files:
@@ -69,7 +68,7 @@ def test_static_site_has_no_broken_internal_links(tmp_path: Path) -> None:
 
 
 def test_update_reports_every_stage_and_a_dead_source(tmp_path: Path) -> None:
-    from papersift.pipeline import update
+    from papersift.pipeline import every_source_failed, update
 
     settings = load_settings(environ={}, config=tmp_path / "none.toml",
                              data_dir=str(tmp_path / "data"), threads=1, http_retries=0,
@@ -77,13 +76,14 @@ def test_update_reports_every_stage_and_a_dead_source(tmp_path: Path) -> None:
                              arxiv_api_url="http://127.0.0.1:9/api/query")
     with open_store(settings) as store:
         seen = []
-        report = update(store, settings, sources=["arxiv:cs.LG"],
-                        on_progress=lambda stage, done, total: seen.append(stage))
-        assert report["ingest_failed"] is True and report["ok"] is False
-        assert list(report["stages"]) == ["ingest", "embed", "topics", "summarize"]
-        assert report["stages"]["ingest"]["result"]["failed_sources"]
+        reports = update(store, settings, sources=["arxiv:cs.LG"],
+                         on_progress=lambda progress: seen.append(progress.stage))
+        assert every_source_failed(reports) and not reports[0].ok
+        assert [r.stage for r in reports] == ["ingest", "embed", "topics", "summarize"]
+        assert reports[0].failures[0]["source"] == "arxiv:cs.LG"
+        assert all(r.details["not_run"] == "no papers in the store" for r in reports[1:])
         assert "ingest" in seen
-        json.dumps(report)  # the --json output must serialize
+        json.dumps([r.as_dict() for r in reports])  # the --json output must serialize
 
 
 @pytest.mark.slow
@@ -96,14 +96,16 @@ def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
                              data_dir=str(tmp_path / "data"), threads=1)
     _reuse_exported_model(settings)
     with open_store(settings) as store:
-        report = update(store, settings, sources=[f"file:{fixture}"])
+        reports = update(store, settings, sources=[f"file:{fixture}"])
         again = update(store, settings, sources=[f"file:{fixture}"])
-    assert report["stages"]["ingest"]["result"]["new"] == 61
-    assert again["stages"]["ingest"]["result"]["new"] == 0
-    for name, stage in report["stages"].items():
-        assert stage["ok"] or stage.get("missing"), (name, stage)
-    assert report["papers"] == 61
-    assert re.match(r"^\d", str(report["stages"]["ingest"]["seconds"]))
+        assert store.papers.count_papers() == 61
+    assert [r.stage for r in reports] == ["ingest", "embed", "topics", "summarize"]
+    for report in reports:  # every stage ran, and ran without an error
+        assert report.ok and "not_run" not in report.details, report.as_dict()
+    assert reports[0].counts["new"] == 61 and again[0].counts["new"] == 0
+    assert reports[1].counts["embedded"] == 61 and reports[3].counts["written"] == 61
+    assert reports[2].details["action"] == "build" and again[2].details["action"] == "assign"
+    assert reports[0].seconds > 0
 
 
 def test_serve_command_answers_with_two_workers(tmp_path: Path) -> None:
@@ -115,7 +117,7 @@ def test_serve_command_answers_with_two_workers(tmp_path: Path) -> None:
 
     import httpx
 
-    from papersift.ingest import ingest
+    from papersift.ingest.stage import Ingest
     from tests.web_helpers import free_port
 
     fixture = tmp_path / "papers.jsonl"
@@ -123,7 +125,7 @@ def test_serve_command_answers_with_two_workers(tmp_path: Path) -> None:
     settings = load_settings(environ={}, config=tmp_path / "none.toml",
                              data_dir=str(tmp_path / "data"))
     with open_store(settings) as store:
-        ingest(store, [f"file:{fixture}"], settings)
+        Ingest([f"file:{fixture}"]).run(store, settings)
     port = free_port()
     env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
            "PAPERSIFT_SITE_TITLE": "Test Sift"}

@@ -179,7 +179,7 @@ def test_writes_need_the_admin_token(site: Any) -> None:
     ok = site.client.post(f"/api/flag/{pid}", json={"reason": "misleading"},
                           headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
     assert ok.status_code == 200, ok.text
-    with sqlite3.connect(site.settings.db_path) as conn:
+    with sqlite3.connect(site.settings.paths.database) as conn:
         flagged = conn.execute("SELECT flagged FROM summaries WHERE paper_id = ?", (pid,)).fetchone()
     assert flagged[0] == 1
 

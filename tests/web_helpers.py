@@ -11,9 +11,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from papersift.datadir import DataDir
+from papersift.search.onnx_export import MODEL_NAME
 from papersift.settings import Settings
 from papersift.store import open_store
-from papersift.store.db import transaction
+from papersift.store.sqlite.db import transaction
 
 XSS_ID = "2607.99999"
 XSS_TITLE = "<script>alert(1)</script>"
@@ -47,13 +49,10 @@ _EXPORTED: list[Path] = []  # a data dir of this process whose model export can 
 
 def _reuse_exported_model(settings: Settings) -> None:
     """Copy the ONNX export of an earlier store of this test process instead of exporting again."""
-    try:
-        from papersift.search.onnx_export import model_dir
-    except ImportError:
-        return
-    target = model_dir(settings.data_path)
-    if _EXPORTED and not target.exists() and model_dir(_EXPORTED[0]).is_dir():
-        shutil.copytree(model_dir(_EXPORTED[0]), target)
+    target = settings.paths.exported_model(MODEL_NAME)
+    earlier = DataDir(_EXPORTED[0]).exported_model(MODEL_NAME) if _EXPORTED else None
+    if earlier is not None and not target.exists() and earlier.is_dir():
+        shutil.copytree(earlier, target)
 
 
 def _remember_exported_model(settings: Settings) -> None:
@@ -67,21 +66,22 @@ def fill_store(settings: Settings, fixture: Path) -> dict[str, str]:
     Only the topic redirect is written directly: redirects appear when a rebuild merges topics,
     which a small fixture cannot be made to do on purpose.
     """
-    from papersift.ingest import ingest
+    from papersift.ingest.stage import Ingest
 
     how: dict[str, str] = {}
     with open_store(settings) as store:
-        report = ingest(store, [f"file:{fixture}"], settings)
-        assert report.new > 0 and not report.failed_sources, report.as_dict()
-        from papersift.search import embed_papers
-        from papersift.summarize import summarize_papers
-        from papersift.topics import build_topics
+        report = Ingest([f"file:{fixture}"]).run(store, settings)
+        assert report.counts["new"] > 0 and not report.failures, report.as_dict()
+        from papersift.search import Embed
+        from papersift.summarize import Summarize
+        from papersift.topics import BuildTopics
 
         _reuse_exported_model(settings)
-        embed_papers(store, settings)
+        Embed().run(store, settings)
         _remember_exported_model(settings)
-        how["topics"] = json.dumps(build_topics(store, settings), default=str)[:200]
-        how["summaries"] = json.dumps(summarize_papers(store, settings), default=str)[:200]
+        how["topics"] = json.dumps(BuildTopics().run(store, settings).as_dict(), default=str)[:200]
+        how["summaries"] = json.dumps(Summarize().run(store, settings).as_dict(),
+                                      default=str)[:200]
         # An old slug that a rebuild merged away: pages must answer 301 to the live topic.
         biggest = store.conn.execute(
             "SELECT topic_id FROM paper_topics GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"

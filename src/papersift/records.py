@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from papersift.errors import PapersiftError
+
 _NEW_ID = re.compile(r"^(\d{4}\.\d{4,5})(?:v(\d+))?$")
 _OLD_ID = re.compile(r"^([a-z][a-z\-]*(?:\.[A-Z]{2})?/\d{7})(?:v(\d+))?$")
 _ID_PREFIX = re.compile(r"^(?:https?://(?:export\.)?arxiv\.org/abs/|arxiv:|oai:arXiv\.org:)", re.I)
@@ -96,5 +98,5 @@ class Skipped:
     reason: str
 
 
-class SourceError(RuntimeError):
+class SourceError(PapersiftError):
     """An upstream service failed for good (after retries) or cannot be reached."""

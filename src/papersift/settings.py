@@ -10,6 +10,9 @@ from typing import Any
 
 import platformdirs
 
+from papersift.datadir import DataDir
+from papersift.errors import PapersiftError
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -71,7 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
 _BY_NAME = {s.name: s for s in SETTINGS}
 
 
-class SettingsError(ValueError):
+class SettingsError(PapersiftError, ValueError):
     """A setting has a value that cannot be used."""
 
 
@@ -112,8 +115,9 @@ class Settings:
         return path
 
     @property
-    def db_path(self) -> Path:
-        return self.data_path / "papersift.db"
+    def paths(self) -> DataDir:
+        """The data folder's layout (created on first use)."""
+        return DataDir(self.data_path)
 
     def replace(self, **overrides: Any) -> Settings:
         merged = dict(self.values)

@@ -1,36 +1,49 @@
-"""What every command shares: settings, the store, JSON output, progress bars and exit codes."""
+"""What every command shares: settings, the store, --json output, progress, reports and exit codes."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.progress import Progress as Bar
 from rich.table import Table
 
+from papersift.errors import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE
 from papersift.settings import Settings, load_settings
+from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store, open_store
 
-# Exit codes (see DESIGN.md): 0 done, 1 failed, 2 usage error, 3 done with skipped records.
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_SKIPPED", "EXIT_USAGE"]
 
 console = Console(stderr=True)
 _state: dict[str, Any] = {"overrides": {}}
+# When stderr is not a terminal (cron, CI), a progress line per stage at most this often.
+PLAIN_PROGRESS_SECONDS = 10.0
 
 
-def set_overrides(**overrides: Any) -> None:
+def json_option(help: str = "Print the result as JSON on stdout.") -> Any:
+    """The --json option every command that reports something takes."""
+    return typer.Option(False, "--json", help=help)
+
+
+def set_overrides(config: Path | None = None, **overrides: Any) -> None:
+    """The --config file and the settings given as options (None: not given)."""
+    _state["config"] = config
     _state["overrides"] = {k: v for k, v in overrides.items() if v is not None}
     _state.pop("settings", None)
 
@@ -54,9 +67,21 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
-def fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
-    return typer.Exit(code)
+def say(text: str) -> None:
+    """A line of plain text on stderr (no markup is read in it)."""
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def output(data: Any, as_json: bool, show: Callable[[Any], None]) -> None:
+    """Print what a command found: as JSON with --json, else as `show` renders it."""
+    if as_json:
+        emit_json(data)
+    else:
+        show(data)
+
+
+def print_error(exc: Exception) -> None:
+    console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
 
 
 def figures_table(title: str, columns: Sequence[str]) -> Table:
@@ -67,10 +92,95 @@ def figures_table(title: str, columns: Sequence[str]) -> Table:
     return table
 
 
-def progress(disable: bool = False) -> Progress:
-    """A rich progress bar on stderr, hidden for --json and when stderr is not a terminal."""
-    return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=console, disable=disable or not console.is_terminal, transient=False,
-    )
+# ------------------------------------------------------------------ reports
+def exit_code(report: Report) -> int:
+    """0 done, 1 failed (the stage, or a part of it), 3 done with skipped records."""
+    if not report.ok:
+        return EXIT_FAILED
+    return EXIT_SKIPPED if report.skipped else EXIT_OK
+
+
+def print_report(report: Report, details: int = 20) -> None:
+    """One line per report ('✓ ingest (3.2s) new 5,000 · ...'), then what went wrong."""
+    mark = "[green]✓[/green]" if report.ok else "[red]✗[/red]"
+    if "not_run" in report.details:
+        console.print(f"– {report.stage}: not run ({escape(report.details['not_run'])})",
+                      highlight=False)
+        return
+    console.print(f"{mark} {report.stage} ({report.seconds:.1f}s) {escape(report.line())}",
+                  highlight=False)
+    for item in report.skipped[:details]:
+        say(f"  skipped {item['where']}: {item['reason']}")
+    if len(report.skipped) > details:
+        say(f"  ... and {len(report.skipped) - details:,} more skipped (use --json for all)")
+    for item in report.failures:
+        console.print(f"  [red]failed[/red] {escape(item['source'])}: {escape(item['error'])}",
+                      highlight=False)
+    if report.error:
+        console.print(f"  [red]error:[/red] {escape(report.error)}", highlight=False)
+
+
+def finish(report: Report, as_json: bool) -> None:
+    """Print a stage's report (JSON or a line) and exit with what it means."""
+    output(report.as_dict(), as_json, lambda _: print_report(report))
+    raise typer.Exit(exit_code(report))
+
+
+# ----------------------------------------------------------------- progress
+@contextmanager
+def progress(quiet: bool = False) -> Iterator[OnProgress]:
+    """What renders a stage's Progress: a bar per stage on a terminal (counts, rate, time
+    left), a plain line per stage every PLAIN_PROGRESS_SECONDS elsewhere, nothing if quiet."""
+    if quiet:
+        yield no_progress
+    elif console.is_terminal:
+        with _bar() as bar:
+            yield _bar_renderer(bar)
+    else:
+        yield _line_renderer()
+
+
+def _bar() -> Bar:
+    return Bar(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+               console=console, transient=False)
+
+
+def _rate(done: int, started: float) -> str:
+    elapsed = time.monotonic() - started
+    return f"{done / elapsed:,.0f}/s" if done and elapsed > 0 else ""
+
+
+def _bar_renderer(bar: Bar) -> OnProgress:
+    tasks: dict[str, tuple[Any, float]] = {}
+
+    def show(event: Progress) -> None:
+        if event.stage not in tasks:
+            tasks[event.stage] = (bar.add_task(event.stage, total=event.total, rate=""),
+                                  time.monotonic())
+        task, started = tasks[event.stage]
+        description = f"{event.stage}: {event.note}" if event.note else event.stage
+        bar.update(task, completed=event.done, total=event.total, description=escape(description),
+                   rate=_rate(event.done, started))
+
+    return show
+
+
+def _line_renderer() -> OnProgress:
+    started: dict[str, float] = {}
+    last: dict[str, float] = {}
+
+    def show(event: Progress) -> None:
+        now = time.monotonic()
+        first = event.stage not in started
+        started.setdefault(event.stage, now)
+        finished = event.total is not None and event.done >= event.total
+        if not (first or finished or now - last.get(event.stage, 0.0) >= PLAIN_PROGRESS_SECONDS):
+            return
+        last[event.stage] = now
+        of = f"/{event.total:,}" if event.total is not None else ""
+        rate = _rate(event.done, started[event.stage])
+        say(f"{event.stage}: {event.done:,}{of}" + (f" ({rate})" if rate else "")
+            + (f" {event.note}" if event.note else ""))
+
+    return show

@@ -3,46 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from papersift.cli import common
 from papersift.cli.app import app, eval_app
+from papersift.search import Embed, SearchResults, search
+from papersift.search.evaluate import evaluate
 
 
 @app.command("embed")
 def embed_command(
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    as_json: bool = common.json_option(),
     no_index: bool = typer.Option(False, "--no-index", help="Only embed; do not update the index."),
 ) -> None:
     """Embed papers that are new or changed (resumable: run again after an interruption)."""
-    from papersift.search import EmbedderError, embed_papers
-
-    settings = common.settings()
-    with common.store() as db, common.progress(disable=as_json) as bar:
-        task = bar.add_task("embed", total=None, rate="")
-        started = [0.0]
-
-        def show(done: int, total: int) -> None:
-            import time
-
-            if not started[0]:
-                started[0] = time.perf_counter()
-            elapsed = time.perf_counter() - started[0]
-            rate = f"{done / elapsed:,.0f}/s" if elapsed > 0 and done else ""
-            bar.update(task, completed=done, total=total, rate=rate)
-
-        try:
-            report = embed_papers(db, settings, on_progress=show, update_index=not no_index)
-        except EmbedderError as exc:
-            raise common.fail(str(exc)) from None
-    if as_json:
-        common.emit_json(report)
-    else:
-        common.console.print(
-            f"embedded [bold]{report['embedded']:,}[/bold] papers with {report['model']} "
-            f"in {report['seconds']:.1f}s; {report['total']:,} stored", highlight=False)
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = Embed(update_index=not no_index).run(db, common.settings(), show)
+    common.finish(report, as_json)
 
 
 @app.command("search")
@@ -52,43 +33,30 @@ def search_command(
     mode: str = typer.Option("hybrid", "--mode", help="keyword, semantic or hybrid."),
     limit: int = typer.Option(10, "--limit", min=1, max=100, help="Results to show."),
     offset: int = typer.Option(0, "--offset", min=0, help="Results to skip (paging)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    as_json: bool = common.json_option(),
 ) -> None:
     """Search the stored papers by keywords, by meaning, or both (the default)."""
-    from papersift.search import EmbedderError, QueryError, search
+    with common.store() as db:
+        results = search(db, common.settings(), query, mode=mode, limit=limit, offset=offset)
+    common.output(results.as_dict(), as_json, lambda _: _print_results(results))
 
-    settings = common.settings()
-    try:
-        with common.store() as db:
-            results = search(db, settings, query, mode=mode, limit=limit, offset=offset)
-    except QueryError as exc:
-        raise common.fail(str(exc), common.EXIT_USAGE) from None
-    except EmbedderError as exc:
-        raise common.fail(str(exc)) from None
-    if as_json:
-        common.emit_json(results.as_dict())
-        return
+
+def _print_results(results: SearchResults) -> None:
     out = common.console
     for note in results.notes:
-        out.print(f"[dim]note: {note}[/dim]", highlight=False)
+        out.print(f"[dim]note: {escape(note)}[/dim]", highlight=False)
     if results.message:
         out.print(results.message, highlight=False, markup=False)
     for rank, hit in enumerate(results.hits, start=results.offset + 1):
-        out.print(f"[bold]{rank}. {_escape(hit.title)}[/bold]  [dim]{hit.paper_id} · "
+        out.print(f"[bold]{rank}. {escape(hit.title)}[/bold]  [dim]{hit.paper_id} · "
                   f"{hit.primary_category or ''} · {hit.date or ''} · score {hit.score:.3f}[/dim]",
                   highlight=False)
-        out.print("   " + _escape(hit.snippet), highlight=False)
+        out.print("   " + escape(hit.snippet), highlight=False)
     shown = len(results.hits)
     if shown:
         out.print(f"[dim]{results.offset + 1}-{results.offset + shown} of {results.total}"
                   f"{' (more with --offset)' if results.has_more else ''} in {results.took_ms:.0f} ms"
                   "[/dim]", highlight=False)
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
 
 
 @eval_app.command("search")
@@ -98,25 +66,17 @@ def eval_search_command(
     qrels: Path = typer.Option(..., "--qrels", help="BEIR qrels .tsv (query-id, corpus-id, score)."),
     mode: str = typer.Option("all", "--mode",
                              help="keyword, semantic, rrf (plain fusion, k=60), hybrid, or all."),
-    as_json: bool = typer.Option(False, "--json", help="Print the figures as JSON."),
+    as_json: bool = common.json_option(),
 ) -> None:
     """nDCG@10, Recall@100, MRR@10 and latency of search on a BEIR benchmark (temporary store)."""
-    from papersift.search.evaluate import BenchmarkError, evaluate
-
     configs = None if mode == "all" else [m.strip() for m in mode.split(",") if m.strip()]
-    settings = common.settings()
-    with common.progress(disable=as_json) as bar:
-        task = bar.add_task("embed corpus", total=None, rate="")
-        try:
-            results = evaluate(corpus, queries, qrels, settings, configs,
-                               on_progress=lambda done, total: bar.update(task, completed=done,
-                                                                           total=total))
-        except BenchmarkError as exc:
-            raise common.fail(str(exc), common.EXIT_USAGE) from None
+    with common.progress(quiet=as_json) as show:
+        results = evaluate(corpus, queries, qrels, common.settings(), configs, on_progress=show)
     rows = [r.as_dict() for r in results]
-    if as_json:
-        common.emit_json(rows)
-        return
+    common.output(rows, as_json, lambda _: _print_eval(corpus, rows))
+
+
+def _print_eval(corpus: Path, rows: list[dict[str, Any]]) -> None:
     table = common.figures_table(
         f"search on {corpus.name} ({rows[0]['queries']} judged queries)",
         ("config", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms"))

@@ -3,37 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from papersift.cli import common
-from papersift.cli.app import app, eval_app
+from papersift.cli.app import App, app, eval_app
+from papersift.errors import PapersiftError, UsageError
+from papersift.topics import AssignTopics, BuildParams, BuildTopics, trending, weekly_series
+from papersift.topics.evaluate import evaluate_topics
 
-if TYPE_CHECKING:
-    from papersift.topics import BuildParams
-
-topics_app = typer.Typer(help="Group papers into stable, labelled topics.", no_args_is_help=True)
+topics_app = App(help="Group papers into stable, labelled topics.", no_args_is_help=True)
 app.add_typer(topics_app, name="topics")
 
 
 def _params(fresh: bool, papers_per_topic: int | None,
             other_similarity: float | None, neighbours: int | None = None) -> BuildParams:
-    from papersift.topics import BuildParams
-
     params = BuildParams(warm_start=not fresh)
     if neighbours is not None:
         if neighbours < 0:
-            raise common.fail("--neighbours must be 0 or more", common.EXIT_USAGE)
+            raise UsageError("--neighbours must be 0 or more")
         params = replace(params, neighbours=neighbours)
     if papers_per_topic is not None:
         if papers_per_topic < 1:
-            raise common.fail("--papers-per-topic must be at least 1", common.EXIT_USAGE)
+            raise UsageError("--papers-per-topic must be at least 1")
         params = replace(params, papers_per_topic=papers_per_topic)
     if other_similarity is not None:
         if not -1.0 <= other_similarity <= 1.0:
-            raise common.fail("--other-similarity must be between -1 and 1", common.EXIT_USAGE)
+            raise UsageError("--other-similarity must be between -1 and 1")
         params = replace(params, other_similarity=other_similarity)
     return params
 
@@ -51,65 +50,49 @@ def build_command(
         None, "--neighbours",
         help="Smooth each paper with this many nearest papers before clustering (default 10; "
              "0 clusters the raw embeddings)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the build report as JSON."),
+    as_json: bool = common.json_option(),
 ) -> None:
     """Re-cluster every embedded paper; topics that stay substantially the same keep their
     id and slug, retired slugs redirect to where their papers went."""
-    from papersift.topics import TopicsError, build_topics
-
-    params = _params(fresh, papers_per_topic, other_similarity, neighbours)
-    with common.store() as db:
-        try:
-            report = build_topics(
-                db, common.settings(), params=params,
-                on_progress=None if as_json else lambda m: common.console.print(m, highlight=False))
-        except TopicsError as exc:
-            raise common.fail(str(exc)) from None
-    if as_json:
-        common.emit_json(report)
-        return
-    common.console.print(
-        f"[bold]{report['topics']}[/bold] topics in {report['sections']} sections over "
-        f"{report['papers']:,} papers ({report['other_share']:.1%} in other); kept "
-        f"{report['kept']}, new {len(report['new'])}, retired {len(report['retired'])}, "
-        f"{len(report['splits'])} splits, {len(report['merges'])} merges; "
-        f"{report['seconds_total']:.1f}s", highlight=False)
+    stage = BuildTopics(_params(fresh, papers_per_topic, other_similarity, neighbours))
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = stage.run(db, common.settings(), show)
+    if not as_json:
+        details = report.details
+        common.say(f"{details['other_share']:.1%} in other; {len(details['new'])} new, "
+                   f"{len(details['retired'])} retired, {len(details['splits'])} splits, "
+                   f"{len(details['merges'])} merges")
+    common.finish(report, as_json)
 
 
 @topics_app.command("assign")
-def assign_command(as_json: bool = typer.Option(False, "--json")) -> None:
+def assign_command(as_json: bool = common.json_option()) -> None:
     """Give papers that have no topic yet the nearest existing topic (no re-clustering)."""
-    from papersift.topics import TopicsError, assign_topics
-
-    with common.store() as db:
-        try:
-            report = assign_topics(db, common.settings())
-        except TopicsError as exc:
-            raise common.fail(str(exc)) from None
-    if as_json:
-        common.emit_json(report)
-        return
-    common.console.print(f"assigned {report['assigned']:,} papers ({report['to_other']:,} to "
-                         f"other) in {report['seconds']:.2f}s", highlight=False)
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = AssignTopics().run(db, common.settings(), show)
+    common.finish(report, as_json)
 
 
 @topics_app.command("list")
-def list_command(as_json: bool = typer.Option(False, "--json")) -> None:
+def list_command(as_json: bool = common.json_option()) -> None:
     """Sections and their topics, largest first."""
     with common.store(readonly=True) as db:
-        sections = db.list_sections()
-        other = [t for t in db.list_topics() if t["is_other"]]
-    if as_json:
-        common.emit_json({"sections": sections, "other": other[0] if other else None})
-        return
-    if not sections:
-        raise common.fail("no topics yet; run `papersift topics build`")
+        sections = db.topics.list_sections()
+        other = [t for t in db.topics.list_topics() if t["is_other"]]
+    if not sections and not as_json:
+        raise PapersiftError("no topics yet; run `papersift topics build`")
+    common.output({"sections": sections, "other": other[0] if other else None}, as_json,
+                  _print_list)
+
+
+def _print_list(found: dict[str, Any]) -> None:
+    sections, other = found["sections"], [found["other"]] if found["other"] else []
     out = common.console
     for section in sections:
         out.print(f"\n[bold]{section['label']}[/bold]  ({section['size']:,} papers, "
                   f"/{section['slug']})", highlight=False)
         for topic in section["topics"]:
-            out.print(f"  {topic['size']:>6,}  {topic['name']}  [dim]{topic['slug']}[/dim]",
+            out.print(f"  {topic['size']:>6,}  {escape(topic['label'])}  [dim]{topic['slug']}[/dim]",
                       highlight=False)
     for topic in other:
         out.print(f"\n[bold]{topic['label']}[/bold]  ({topic['size']:,} papers, /{topic['slug']})",
@@ -120,58 +103,55 @@ def list_command(as_json: bool = typer.Option(False, "--json")) -> None:
 def show_command(
     slug: str,
     limit: int = typer.Option(10, "--limit", help="Newest papers to show."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = common.json_option(),
 ) -> None:
     """One topic: label, key phrases, section, papers per week and its newest papers."""
-    from papersift.topics import weekly_series
-
     with common.store(readonly=True) as db:
-        topic = db.get_topic(slug.strip().lower())
+        topic = db.topics.find_topic(slug.strip().lower())
         if topic is None:
-            raise common.fail(f"no topic {slug!r}")
-        papers = db.topic_papers(topic["id"], 0, max(0, limit))
+            raise PapersiftError(f"no topic {slug!r}")
+        _, papers = db.pages.topic_papers_page(topic["id"], max(0, limit), 0)
         weeks = weekly_series(db, topic["id"])
-    if as_json:
-        common.emit_json(topic | {"weekly": weeks, "papers": papers})
-        return
+    common.output(topic | {"weekly": weeks, "papers": papers}, as_json, _print_topic)
+
+
+def _print_topic(topic: dict[str, Any]) -> None:
     out = common.console
     if topic.get("redirected_from"):
-        out.print(f"{slug} now redirects here ({topic.get('redirect_reason')})", highlight=False)
-    out.print(f"[bold]{topic['name']}[/bold]  /{topic['slug']}  {topic['size']:,} papers",
-              highlight=False)
+        common.say(f"{topic['redirected_from']} now redirects here ({topic.get('redirect_reason')})")
+    common.say(f"{topic['label']}  /{topic['slug']}  {topic['size']:,} papers")
     if topic["key_phrases"]:
-        out.print("key phrases: " + ", ".join(topic["key_phrases"]), highlight=False)
+        common.say("key phrases: " + ", ".join(topic["key_phrases"]))
     if topic.get("section_label"):
-        out.print(f"section: {topic['section_label']}", highlight=False)
+        common.say(f"section: {topic['section_label']}")
+    weeks = topic["weekly"]
     if weeks:
         out.print("papers per week (last 8): " + " ".join(
             f"{w['week'][5:]}:{w['papers']}" for w in weeks[-8:]), highlight=False)
-    for paper in papers:
-        out.print(f"  {paper['sort_date'] or '?'}  {paper['id']}  {paper['title']}",
-                  highlight=False, markup=False)
+    for paper in topic["papers"]:
+        common.say(f"  {paper['sort_date'] or '?'}  {paper['id']}  {paper['title']}")
 
 
 @topics_app.command("trending")
 def trending_command(
     weeks: int = typer.Option(4, "--weeks", help="Weeks before this one to compare with."),
     limit: int = typer.Option(10, "--limit"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = common.json_option(),
 ) -> None:
     """Topics growing fastest in the newest week against their previous weeks."""
-    from papersift.topics import trending
-
     if weeks < 1:
-        raise common.fail("--weeks must be at least 1", common.EXIT_USAGE)
+        raise UsageError("--weeks must be at least 1")
     with common.store(readonly=True) as db:
         rows = trending(db, weeks=weeks, limit=limit)
-    if as_json:
-        common.emit_json(rows)
-        return
+    common.output(rows, as_json, lambda _: _print_trending(rows, weeks))
+
+
+def _print_trending(rows: list[dict[str, Any]], weeks: int) -> None:
     table = Table()
     for column in ("topic", "this week", f"mean of {weeks} before", "growth"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["name"], str(row["this_week"]), f"{row['weekly_mean_before']:.1f}",
+        table.add_row(row["label"], str(row["this_week"]), f"{row['weekly_mean_before']:.1f}",
                       f"{row['growth']:.2f}x")
     common.console.print(table)
 
@@ -182,22 +162,17 @@ def eval_topics_command(
                                    help="Hold out the newest week, build, add it, rebuild."),
     baseline: bool = typer.Option(True, "--baseline/--no-baseline",
                                   help="Also score k-means k=50 on the same embeddings."),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = common.json_option(),
 ) -> None:
     """NMI/ARI against arXiv primary categories, share in other, label checks, stability."""
-    from papersift.topics import TopicsError
-    from papersift.topics.evaluate import evaluate_topics
-
     with common.store() as db:
-        try:
-            result = evaluate_topics(
-                db, common.settings(), with_stability=stability, with_baseline=baseline,
-                on_progress=None if as_json else lambda m: common.console.print(m, highlight=False))
-        except TopicsError as exc:
-            raise common.fail(str(exc)) from None
-    if as_json:
-        common.emit_json(result)
-        return
+        result = evaluate_topics(
+            db, common.settings(), with_stability=stability, with_baseline=baseline,
+            on_progress=None if as_json else common.say)
+    common.output(result, as_json, _print_eval)
+
+
+def _print_eval(result: dict[str, Any]) -> None:
     out = common.console
     agree = result["vs_primary_category"]
     out.print(f"{result['topics']} topics, {result['sections']} sections, {result['papers']:,} "

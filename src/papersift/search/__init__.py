@@ -3,9 +3,9 @@
 from papersift.search.embed import EmbedderError, default_embedder
 from papersift.search.keyword import QueryError
 from papersift.search.service import SearchHit, SearchResults, search, similar_papers
-from papersift.search.stage import embed_papers
+from papersift.search.stage import Embed
 
 __all__ = [
-    "EmbedderError", "QueryError", "SearchHit", "SearchResults", "default_embedder",
-    "embed_papers", "search", "similar_papers",
+    "Embed", "EmbedderError", "QueryError", "SearchHit", "SearchResults", "default_embedder",
+    "search", "similar_papers",
 ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Collection
@@ -27,11 +26,6 @@ EXACT_MAX = 20_000
 # A filter that leaves fewer papers than this is answered exactly over just those papers.
 FILTER_EXACT_MAX = 20_000
 _ADD_BATCH = 10_000
-
-
-def index_dir(settings: Settings, model: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
-    return settings.data_path / "index" / safe
 
 
 class VectorIndex:
@@ -126,7 +120,7 @@ _cache_lock = threading.Lock()
 
 def load_index(settings: Settings, model: str) -> VectorIndex | None:
     """The index of this embedder, loaded once and reloaded when `update_index` changed it."""
-    folder = index_dir(settings, model)
+    folder = settings.paths.vector_index(model)
     meta = folder / "meta.json"
     try:
         stat = meta.stat()
@@ -145,9 +139,9 @@ def load_index(settings: Settings, model: str) -> VectorIndex | None:
 def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]:
     """Bring the index in line with the stored embeddings: add new, replace changed, drop gone."""
     started = time.perf_counter()
-    folder = index_dir(settings, model)
+    folder = settings.paths.vector_index(model)
     folder.mkdir(parents=True, exist_ok=True)
-    current = store.embedding_state(model)
+    current = store.embeddings.embedding_state(model)
     old_state: dict[int, str] = {}
     deleted: set[int] = set()
     index: hnswlib.Index | None = None
@@ -173,7 +167,7 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
         to_drop = []
     for start in range(0, len(to_add), _ADD_BATCH):
         chunk = to_add[start:start + _ADD_BATCH]
-        pks, vectors = store.embedding_vectors(model, chunk)
+        pks, vectors = store.embeddings.embedding_vectors(model, chunk)
         if not pks:
             continue
         if index is None:

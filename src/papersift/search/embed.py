@@ -12,7 +12,10 @@ from typing import Protocol
 import httpx
 import numpy as np
 
-from papersift.search.onnx_export import MAX_SEQ_LENGTH, MODEL_NAME, ensure_exported
+from papersift.errors import PapersiftError, UsageError
+from papersift.plugins import EmbedderPlugin, Plugins, plugins
+from papersift.search.onnx_encoder import OnnxEncoder, normalize
+from papersift.search.onnx_export import MODEL_NAME, ensure_exported
 from papersift.settings import Settings
 
 # Bump when embedding_text() changes: every stored vector becomes stale.
@@ -20,7 +23,7 @@ TEXT_VERSION = "1"
 _SPACE = re.compile(r"\s+")
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(PapersiftError):
     """An embedder cannot be set up or its service failed for good."""
 
 
@@ -40,69 +43,13 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(f"{TEXT_VERSION}\x1f{text}".encode(), digest_size=16).hexdigest()
 
 
-def _normalize(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
-
-
-class OnnxEncoder:
-    """Tokenize, run the ONNX transformer, mean-pool over real tokens and L2-normalize,
-    exactly as sentence-transformers does for all-MiniLM-L6-v2."""
-
-    def __init__(self, onnx_path: str, tokenizer_path: str, threads: int = 1,
-                 batch_size: int = 64) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = max(1, threads)
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Spinning workers burn a shared core while waiting; on 2 busy cores that costs more
-        # than the wake-up latency it saves.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(onnx_path, options, providers=["CPUExecutionProvider"])
-        self.tokenizer = Tokenizer.from_file(tokenizer_path)
-        self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
-        self.tokenizer.no_padding()
-        self.batch_size = batch_size
-        self._lock = threading.Lock()
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch([t if t.strip() else " " for t in texts])
-        # Batches of similar length waste little on padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start:start + self.batch_size]
-            width = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                n = len(encodings[i].ids)
-                ids[row, :n] = encodings[i].ids
-                mask[row, :n] = 1
-            with self._lock:  # one run at a time: the threads are sized for one
-                hidden = self.session.run(
-                    ["last_hidden_state"],
-                    {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-                )[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            out[chunk] = pooled
-        return _normalize(out)
-
-
 class LocalEmbedder:
     """all-MiniLM-L6-v2 through ONNX Runtime, exported once into the data dir."""
 
     dim = 384
 
     def __init__(self, settings: Settings) -> None:
-        manifest = ensure_exported(settings.data_path, quantize=settings.embed_quantize)
+        manifest = ensure_exported(settings.paths, quantize=settings.embed_quantize)
         self.precision = manifest["precision"]
         self.model_id = f"local:{MODEL_NAME}:{self.precision}"
         self.encoder = OnnxEncoder(manifest["onnx"], manifest["tokenizer"],
@@ -155,7 +102,7 @@ class OpenAIEmbedder:
                  for i in range(0, len(texts), self.batch_size)]
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        matrix = _normalize(np.vstack(parts))
+        matrix = normalize(np.vstack(parts))
         self.dim = matrix.shape[1]
         return matrix
 
@@ -205,20 +152,31 @@ def _retry_after(response: httpx.Response, default: float) -> float:
         return default
 
 
-_EMBEDDERS = {"local": LocalEmbedder, "sentence-transformers": SentenceTransformersEmbedder,
-              "openai": OpenAIEmbedder}
 _cache: dict[tuple, Embedder] = {}
 _cache_lock = threading.Lock()
 
 
 def default_embedder(settings: Settings) -> Embedder:
     """The embedder the settings choose, loaded once per process and configuration."""
-    kind = settings.embedder
-    if kind not in _EMBEDDERS:
-        raise EmbedderError(f"unknown embedder {kind!r}; choose one of {', '.join(_EMBEDDERS)}")
-    key = (kind, str(settings.data_path), settings.embed_quantize, settings.threads,
+    try:
+        plugin = plugins().embedders.get(settings.embedder)
+    except UsageError as exc:
+        raise EmbedderError(str(exc)) from None
+    key = (plugin.name, str(settings.data_path), settings.embed_quantize, settings.threads,
            settings.embed_url, settings.embed_model, settings.embed_api_key, settings.embed_batch)
     with _cache_lock:
         if key not in _cache:
-            _cache[key] = _EMBEDDERS[kind](settings)
+            _cache[key] = plugin.make(settings)
         return _cache[key]
+
+
+def register(plugins: Plugins) -> None:
+    plugins.embedders.add(EmbedderPlugin(
+        "local", "all-MiniLM-L6-v2 exported to ONNX (int8 when faithful), on this machine",
+        LocalEmbedder, lambda settings: f"local:{MODEL_NAME}:"))
+    plugins.embedders.add(EmbedderPlugin(
+        "sentence-transformers", "the same model through PyTorch (the reference; slower)",
+        SentenceTransformersEmbedder, lambda settings: f"st:{MODEL_NAME}"))
+    plugins.embedders.add(EmbedderPlugin(
+        "openai", "any OpenAI-compatible /embeddings endpoint (embed_url, embed_model)",
+        OpenAIEmbedder, lambda settings: f"openai:{settings.embed_model}"))

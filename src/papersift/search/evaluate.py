@@ -7,19 +7,22 @@ import gzip
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from papersift.errors import UsageError
+from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.search.embed import Embedder, default_embedder
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams
 from papersift.search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from papersift.search.service import search
-from papersift.search.stage import embed_papers
+from papersift.search.stage import Embed
 from papersift.settings import Settings
+from papersift.stages import OnProgress, no_progress
 from papersift.store import Store, open_store
 
 # The configurations an evaluation reports: the two rankings alone, plain RRF, and ours.
@@ -31,7 +34,7 @@ CONFIGS: dict[str, tuple[str, FusionParams]] = {
 }
 
 
-class BenchmarkError(ValueError):
+class BenchmarkError(UsageError):
     """A benchmark file is missing or not in BEIR layout."""
 
 
@@ -100,7 +103,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 @contextmanager
 def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None = None,
-                    on_progress: Callable[[int, int], None] | None = None,
+                    on_progress: OnProgress = no_progress,
                     ) -> Iterator[tuple[Store, Settings, Embedder]]:
     """A temporary data dir holding the corpus, embedded and indexed; deleted afterwards.
 
@@ -114,10 +117,10 @@ def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None 
             for record in read_corpus(corpus):
                 batch.append(record)
                 if len(batch) >= 2000:
-                    store.upsert_papers(batch)
+                    add_records(store, batch)
                     batch = []
-            store.upsert_papers(batch)
-            embed_papers(store, temp_settings, on_progress=on_progress, embedder=embedder)
+            add_records(store, batch)
+            Embed(embedder).run(store, temp_settings, on_progress)
             yield store, temp_settings, embedder
         finally:
             store.close()
@@ -150,7 +153,7 @@ def run_config(store: Store, settings: Settings, embedder: Embedder, queries: di
 
 def evaluate(corpus: Path, queries_path: Path, qrels_path: Path, settings: Settings,
              configs: list[str] | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> list[EvalResult]:
+             on_progress: OnProgress = no_progress) -> list[EvalResult]:
     """Index the corpus into a temporary store and evaluate each configuration on it."""
     names = configs or list(CONFIGS)
     unknown = [n for n in names if n not in CONFIGS]

@@ -1,10 +1,13 @@
-"""Turn what a reader types into filters and a safe FTS5 expression, repairing what FTS5 would reject."""
+"""Turn what a reader types into filters and a well-formed keyword query, repairing what an index would reject."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 from dataclasses import dataclass, field
+
+from papersift.errors import UsageError
+from papersift.store.contracts import SearchFilters, Term
 
 MAX_QUERY_CHARS = 1000  # longer input is cut (with a note): a query, not a document
 MAX_TERMS = 32          # more terms only slow the OR query down without changing the ranking much
@@ -20,35 +23,8 @@ _DATE = re.compile(r"^\d{4}(?:-\d{2}(?:-\d{2})?)?$")
 _OPERATORS = {"AND", "OR", "NOT"}
 
 
-class QueryError(ValueError):
+class QueryError(UsageError):
     """A query that cannot be answered, with a message meant for the reader."""
-
-
-@dataclass
-class Filters:
-    """Restrictions that apply to every mode; dates are inclusive ISO prefixes."""
-
-    authors: list[str] = field(default_factory=list)
-    categories: list[str] = field(default_factory=list)
-    since: str | None = None
-    until: str | None = None
-    topic: str | None = None
-
-    def is_empty(self) -> bool:
-        return not (self.authors or self.categories or self.since or self.until or self.topic)
-
-
-@dataclass
-class Term:
-    """One operand of the keyword query: a word, a prefix word, or a phrase."""
-
-    text: str
-    phrase: bool = False
-    prefix: bool = False
-
-    def fts(self) -> str:
-        quoted = '"' + self.text.replace('"', '""') + '"'
-        return quoted + ("*" if self.prefix else "")
 
 
 @dataclass
@@ -58,7 +34,7 @@ class ParsedQuery:
     raw: str
     text: str                       # cleaned free text (filters removed): the semantic side embeds it
     items: list[Term | str] = field(default_factory=list)  # terms and explicit AND/OR/NOT
-    filters: Filters = field(default_factory=Filters)
+    filters: SearchFilters = field(default_factory=SearchFilters)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -89,7 +65,7 @@ def parse_query(raw: str) -> ParsedQuery:
     if len(text) > MAX_QUERY_CHARS:
         text = text[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
         notes.append(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
-    filters = Filters()
+    filters = SearchFilters()
     text = _FILTER.sub(lambda m: _take_filter(m, filters, notes), text)
     items = _items(text, notes)
     terms = [i for i in items if isinstance(i, Term)]
@@ -108,7 +84,7 @@ def parse_query(raw: str) -> ParsedQuery:
     return ParsedQuery(raw=raw, text=free, items=items, filters=filters, notes=notes)
 
 
-def _take_filter(match: re.Match[str], filters: Filters, notes: list[str]) -> str:
+def _take_filter(match: re.Match[str], filters: SearchFilters, notes: list[str]) -> str:
     key = match.group(1).lower()
     value = (match.group(2) if match.group(2) is not None else match.group(3)).strip()
     if not value:
@@ -190,29 +166,3 @@ def _fix_operators(items: list[Term | str], notes: list[str]) -> list[Term | str
     if dropped:
         notes.append("an operator without a word on each side was ignored")
     return fixed
-
-
-def fts_expression(items: list[Term | str], default_operator: str = "OR") -> str:
-    """The FTS5 MATCH expression: explicit operators as written, `default_operator` elsewhere."""
-    parts: list[str] = []
-    previous_was_term = False
-    for item in items:
-        if isinstance(item, str):
-            parts.append(item)
-            previous_was_term = False
-            continue
-        if previous_was_term:
-            parts.append(default_operator)
-        parts.append(item.fts())
-        previous_was_term = True
-    return " ".join(parts)
-
-
-def author_expression(authors: list[str]) -> str | None:
-    """An FTS5 column filter that requires every named author (words as a phrase)."""
-    clauses = []
-    for name in authors:
-        words = _words(name)
-        if words:
-            clauses.append('authors_text : "' + " ".join(words).replace('"', '""') + '"')
-    return " AND ".join(clauses) if clauses else None

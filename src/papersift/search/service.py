@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -15,18 +14,9 @@ from papersift.search.ann import VectorIndex, dot, load_index, update_index
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
-from papersift.search.keyword import (
-    STOPWORDS,
-    Filters,
-    ParsedQuery,
-    QueryError,
-    Term,
-    author_expression,
-    fts_expression,
-    parse_query,
-)
+from papersift.search.keyword import STOPWORDS, ParsedQuery, QueryError, parse_query
 from papersift.settings import Settings
-from papersift.store import Store
+from papersift.store import KeywordQuery, SearchFilters, Store, StoreQueryError, Term
 
 MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
@@ -80,10 +70,9 @@ class SearchResults:
 @dataclass
 class _Plan:
     parsed: ParsedQuery
-    filters: Filters
-    match: str | None          # FTS expression that ranks, None if no keyword side
-    highlighter: Highlighter   # marks the words that match the query's terms
-    author_match: str | None
+    filters: SearchFilters
+    keywords: KeywordQuery | None  # what the keyword side ranks by, None if it has nothing
+    highlighter: Highlighter       # marks the words that match the query's terms
 
 
 def search(
@@ -114,14 +103,14 @@ def search(
     try:
         ranked, kw_scores, sem_scores = _rank(store, settings, plan, mode, pool, fusion, embedder,
                                               results)
-    except sqlite3.OperationalError as exc:
-        # Our expressions are built to be valid; if FTS5 still objects, say so rather than crash.
+    except StoreQueryError as exc:
+        # Our queries are built to be valid; if the index still objects, say so, not crash.
         results.message = f"the keyword query could not be run ({exc}); try simpler words"
         return _finish(results, started)
     results.total = len(ranked)
     page = ranked[offset:offset + limit]
     results.has_more = offset + limit < len(ranked)
-    rows = store.search_rows([pk for pk, _ in page])
+    rows = store.search.search_rows([pk for pk, _ in page])
     for pk, score in page:
         row = rows.get(pk)
         if row is not None:
@@ -146,40 +135,39 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    author_match = author_expression(filters.authors)
     terms = parsed.terms
-    match = None
     content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
     content = list({t.text.lower(): t for t in content}.values())
-    tokens = store.fts_tokens([t.text for t in content]) if content else []
+    tokens = store.search.index_tokens([t.text for t in content]) if content else []
+    keywords = None
     if terms and keyword_side:
         if parsed.explicit:
-            match = fts_expression(parsed.items, "AND")
+            keywords = KeywordQuery(parsed.items, "AND")
         else:
-            match = _pruned_or(store, content, tokens)
-    if author_match:
-        match = f"({match}) AND {author_match}" if match else author_match
+            keywords = _pruned_or(store, content, tokens)
     stems = [tok for toks in tokens for tok in toks]
-    return _Plan(parsed, filters, match, Highlighter(stems), author_match)
+    return _Plan(parsed, filters, keywords, Highlighter(stems))
 
 
-def _pruned_or(store: Store, content: list[Term], tokens: list[list[str]]) -> str | None:
+def _pruned_or(store: Store, content: list[Term], tokens: list[list[str]]
+               ) -> KeywordQuery | None:
     """OR of the meaningful words; on a large corpus the most common ones are dropped so the
     bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
-    counts = store.fts_doc_counts(sorted({tok for toks in tokens for tok in toks}))
+    counts = store.search.term_doc_counts(sorted({tok for toks in tokens for tok in toks}))
     costed = sorted(
         ((max((counts.get(tok, 0) for tok in toks), default=0), t)
          for t, toks in zip(content, tokens, strict=True) if toks),
         key=lambda ct: ct[0])
     if not costed:
         return None
-    kept, spent = [], 0
+    kept: list[Term | str] = []
+    spent = 0
     for cost, term in costed:
         if kept and spent + cost > POSTINGS_BUDGET:
             break
         kept.append(term)
         spent += cost
-    return fts_expression(kept, "OR")
+    return KeywordQuery(kept, "OR")
 
 
 def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
@@ -192,20 +180,21 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         if not has_filters:
             results.message = "type some words to search for"
             return [], {}, {}
-        pks = store.recent_pks(filters, pool, plan.author_match)
+        pks = store.search.recent_pks(filters, pool)
         results.notes.append("no search words: the newest papers that pass the filters")
         return [(pk, 0.0) for pk in pks], {}, {}
 
     kw_ranked: list[tuple[int, float]] = []
     kw_all: dict[int, float] = {}
-    if mode in ("keyword", "hybrid") and plan.match:
+    if mode in ("keyword", "hybrid") and plan.keywords:
         # FTS5 scores every match anyway; taking the best KEYWORD_SCORED instead of `pool` costs
         # little and gives the fusion the bm25 of semantic candidates too (below that, ~0).
-        scored = store.keyword_search(plan.match, fusion.bm25_weights, filters,
-                                      max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool)
+        scored = store.search.keyword_search(
+            plan.keywords, fusion.bm25_weights, filters,
+            max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool)
         kw_ranked, kw_all = scored[:pool], dict(scored)
     if mode == "keyword":
-        if not plan.match:
+        if not plan.keywords:
             results.message = "no words to search for by keyword"
         return kw_ranked, dict(kw_ranked), {}
 
@@ -224,8 +213,7 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return kw_ranked, dict(kw_ranked), {}
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        allowed = store.filtered_pks(filters, plan.author_match) if (
-            has_filters or plan.author_match) else None
+        allowed = store.search.filtered_pks(filters) if has_filters else None
         sem_ranked = index.search(query_vector, pool, allowed)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
@@ -253,7 +241,7 @@ def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
                     ) -> tuple[VectorIndex | None, Embedder]:
     embedder = embedder or default_embedder(settings)
     index = load_index(settings, embedder.model_id)
-    if index is None and store.count_embeddings(embedder.model_id):
+    if index is None and store.embeddings.count_embeddings(embedder.model_id):
         update_index(store, settings, embedder.model_id)
         index = load_index(settings, embedder.model_id)
     return index, embedder
@@ -280,20 +268,20 @@ def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
 def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int = 10,
                    embedder: Embedder | None = None) -> list[SearchHit]:
     """Papers nearest in meaning to this one (not itself, not duplicates); [] if it is unknown."""
-    pk = store.pk_of(paper_id)
+    pk = store.search.pk_of(paper_id)
     if pk is None or limit < 1:
         return []
     index, embedder = _semantic_index(store, settings, embedder)
-    vector = store.get_embedding(paper_id, embedder.model_id)
+    vector = store.embeddings.get_embedding(paper_id, embedder.model_id)
     if vector is None:
-        paper = store.get_paper(paper_id)
+        paper = store.papers.get_paper(paper_id)
         if paper is None:
             return []
         vector = embedder.embed([embedding_text(paper["title"], paper["abstract"])])[0]
     if index is None:
         return []
     near = [(p, s) for p, s in index.search(vector, min(limit, MAX_LIMIT) + 1) if p != pk][:limit]
-    rows = store.search_rows([p for p, _ in near])
+    rows = store.search.search_rows([p for p, _ in near])
     return [_hit(rows[p], s, None, s, Highlighter([])) for p, s in near if p in rows]
 
 

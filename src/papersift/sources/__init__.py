@@ -1,36 +1,24 @@
 """Paper sources: parse a SOURCE spec ('arxiv:cs.LG,cs.CL', 'file:PATH', ...) and open its record stream.
 
-Each source module exposes `open_source(arg, options, settings, client=None)` returning an
-iterator of PaperRecord | Skipped. Sources never touch the store.
+Each source module registers a plugins.SourcePlugin whose `open(arg, options, settings,
+client)` returns an iterator of PaperRecord | Skipped. Sources never touch the store.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
 import httpx
 
+from papersift.errors import UsageError
+from papersift.plugins import plugins
 from papersift.records import PaperRecord, Skipped
 from papersift.settings import Settings
 
-# kind -> (module, what the argument is)
-SOURCE_KINDS: dict[str, tuple[str, str]] = {
-    "arxiv": ("papersift.sources.arxiv_api", "comma-separated categories, e.g. arxiv:cs.LG,cs.CL"),
-    "oai": ("papersift.sources.oai",
-            "an OAI-PMH set or category (?prefix=arXivRaw adds version history; --since/--until),"
-            " e.g. oai:cs.LG"),
-    "announce": ("papersift.sources.announce",
-                 "today's announcement feed of categories joined by '+' or ',' (replacements do"
-                 " not count as news), e.g. announce:cs.LG"),
-    "hf": ("papersift.sources.hf_daily", "a day, e.g. hf:2026-11-28 (default today)"),
-    "file": ("papersift.sources.files", "a JSON-lines file (.gz accepted), e.g. file:papers.jsonl.gz"),
-}
 
-
-class SpecError(ValueError):
+class SpecError(UsageError):
     """A SOURCE spec that names no known source or has a bad argument."""
 
 
@@ -46,11 +34,12 @@ class SourceOptions:
 def parse_spec(spec: str) -> tuple[str, str]:
     """'arxiv:cs.LG' -> ('arxiv', 'cs.LG'); a bare existing path is taken as a file."""
     kind, sep, arg = spec.partition(":")
-    if not sep or kind not in SOURCE_KINDS:
-        known = ", ".join(f"{k}:..." for k in SOURCE_KINDS)
+    sources = plugins().sources
+    if not sep or kind not in sources:
+        known = ", ".join(f"{k}:..." for k in sources.names())
         raise SpecError(f"unknown source {spec!r}; expected one of {known}")
-    if kind != "hf" and not arg.strip():
-        raise SpecError(f"{kind}: needs an argument: {SOURCE_KINDS[kind][1]}")
+    if sources.get(kind).needs_argument and not arg.strip():
+        raise SpecError(f"{kind}: needs an argument: {sources.get(kind).help}")
     return kind, arg.strip()
 
 
@@ -66,8 +55,7 @@ def open_source(
     record wanted, so a paged source fetches no further page.
     """
     kind, arg = parse_spec(spec)
-    module = importlib.import_module(SOURCE_KINDS[kind][0])
-    stream = module.open_source(arg, options, settings, client=client)
+    stream = plugins().sources.get(kind).open(arg, options, settings, client)
     return _limited(stream, options.limit) if options.limit else stream
 
 

@@ -16,6 +16,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from papersift.plugins import Plugins, SourcePlugin
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
@@ -127,3 +128,10 @@ def _text(value: str | None) -> str | None:
     if value is None:
         return None
     return value.strip() or None
+
+
+def register(plugins: Plugins) -> None:
+    plugins.sources.add(SourcePlugin(
+        "announce", "today's announcement feed of categories joined by '+' or ','"
+                " (replacements do not count as news), e.g. announce:cs.LG",
+        open_source))

@@ -14,6 +14,7 @@ from datetime import date, datetime, timedelta
 
 import httpx
 
+from papersift.plugins import Plugins, SourcePlugin
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
@@ -184,3 +185,9 @@ def _int(value: str | None) -> int | None:
         return int((value or "").strip())
     except ValueError:
         return None
+
+
+def register(plugins: Plugins) -> None:
+    plugins.sources.add(SourcePlugin(
+        "arxiv", "comma-separated categories, e.g. arxiv:cs.LG,cs.CL",
+        open_source))

@@ -15,6 +15,7 @@ import httpx
 from isal import igzip, isal_zlib
 
 from papersift import records
+from papersift.plugins import Plugins, SourcePlugin
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
@@ -246,3 +247,9 @@ def _text(value: Any) -> str | None:
 
 def _arxiv_links(paper_id: str) -> dict[str, str]:
     return {"abs": f"https://arxiv.org/abs/{paper_id}", "pdf": f"https://arxiv.org/pdf/{paper_id}"}
+
+
+def register(plugins: Plugins) -> None:
+    plugins.sources.add(SourcePlugin(
+        "file", "a JSON-lines file (.gz accepted), e.g. file:papers.jsonl.gz",
+        open_source))

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 
+from papersift.plugins import Plugins, SourcePlugin
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
@@ -101,3 +102,9 @@ def _timestamp(value: Any, paper_id: str) -> str | None:
     except ValueError:
         raise ValueError(f"{paper_id}: invalid publishedAt {value!r}") from None
     return str(value)
+
+
+def register(plugins: Plugins) -> None:
+    plugins.sources.add(SourcePlugin(
+        "hf", "a day (default today), e.g. hf:2026-11-28",
+        open_source, needs_argument=False))

@@ -21,6 +21,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from papersift.plugins import Plugins, SourcePlugin
 from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
@@ -222,3 +223,10 @@ def _day(value: str | None, paper_id: str, name: str) -> str | None:
         return date.fromisoformat(value[:10]).isoformat()
     except ValueError:
         raise ValueError(f"{paper_id}: invalid <{name}> date {value!r}") from None
+
+
+def register(plugins: Plugins) -> None:
+    plugins.sources.add(SourcePlugin(
+        "oai", "an OAI-PMH set or category (?prefix=arXivRaw adds version history;"
+                " --since/--until), e.g. oai:cs.LG",
+        open_source))

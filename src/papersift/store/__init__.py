@@ -1,40 +1,40 @@
-"""The only code that touches the database: open_store() returns a Store with one method per need."""
+"""The only code that speaks SQL: open_store() returns a Store whose concerns answer what the rest needs.
+
+The contracts are in store.contracts; each backend (store.sqlite, ...) registers itself as a
+plugin and implements all of them.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from papersift.store.bulk import BulkLoadStore
-from papersift.store.db import StoreError, connect, transaction
-from papersift.store.embeddings import EmbeddingsStore
-from papersift.store.pages import PagesStore
-from papersift.store.papers import PapersStore, UpsertReport, slugify
-from papersift.store.search import SearchStore
-from papersift.store.summaries import SummariesStore
-from papersift.store.topics import TopicsStore
+from papersift.plugins import plugins
+from papersift.settings import Settings
+from papersift.store.contracts import (
+    KeywordQuery,
+    SearchFilters,
+    Store,
+    StoreError,
+    StoreQueryError,
+    Term,
+    UpsertReport,
+)
 
-__all__ = ["Store", "StoreError", "UpsertReport", "open_store", "slugify", "transaction"]
-
-
-class Store(PapersStore, BulkLoadStore, EmbeddingsStore, SearchStore, SummariesStore, TopicsStore,
-            PagesStore):
-    """One SQLite database. Each mixin owns the queries of one concern (see its module)."""
-
-    def __init__(self, path: Path | str, readonly: bool = False) -> None:
-        self.path = Path(path)
-        self.conn = connect(self.path, readonly=readonly)
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+__all__ = [
+    "KeywordQuery", "SearchFilters", "Store", "StoreError", "StoreQueryError", "Term",
+    "UpsertReport", "open_store",
+]
 
 
-def open_store(settings_or_path: object, readonly: bool = False) -> Store:
-    """Open (and migrate) the store of these settings, or the database at this path."""
-    path = getattr(settings_or_path, "db_path", settings_or_path)
-    return Store(path, readonly=readonly)  # type: ignore[arg-type]
+def open_store(target: Settings | Path | str, readonly: bool = False) -> Store:
+    """Open (and migrate, unless read-only) the store of these settings, or at this location:
+    a database file's path or a URL such as sqlite:///path/to/papersift.db."""
+    if isinstance(target, Settings):
+        target = target.paths.database
+    location = str(target)
+    scheme = location.split("://", 1)[0] if "://" in location else "sqlite"
+    for backend in plugins().stores:
+        if scheme in backend.schemes:
+            return backend.open(location, readonly)
+    raise StoreError(f"no store backend for {location!r}; known schemes: "
+                     f"{', '.join(s for b in plugins().stores for s in b.schemes)}")

@@ -8,13 +8,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from papersift.errors import UsageError
 from papersift.summarize.builtin import write_builtin
 from papersift.summarize.text import clean_latex
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 
 
-class EvalDataError(ValueError):
+class EvalDataError(UsageError):
     """The evaluation file is missing or not in SciTLDR layout."""
 
 

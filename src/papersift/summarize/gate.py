@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from papersift.summarize.authors import author_naming
 from papersift.summarize.text import clean_latex, split_sentences
 
 TLDR_MAX_WORDS = 30
@@ -202,7 +203,5 @@ def check(
 def source_for(paper: dict[str, Any], naming: str | None = None) -> GateSource:
     """The gate's view of a paper; the naming defaults to the built-in writer's."""
     if naming is None:
-        from papersift.summarize.builtin import author_naming
-
         naming = author_naming(paper.get("authors") or [])[0]
     return build_source(paper, naming)

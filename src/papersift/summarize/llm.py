@@ -14,10 +14,13 @@ from typing import Any
 
 import httpx
 
+from papersift.errors import PapersiftError
+from papersift.plugins import Plugins, WriterPlugin
 from papersift.summarize import gate
-from papersift.summarize.builtin import Summary, author_naming
+from papersift.summarize.authors import author_naming
+from papersift.summarize.builtin import Summary
 from papersift.summarize.text import clean_latex
-from papersift.summarize.writers import Written, builtin_written
+from papersift.summarize.writers import SummarizeError, Written, builtin_written
 
 # Bump whenever the prompt changes: stored LLM summaries then become stale.
 PROMPT_VERSION = "blurb-v1"
@@ -47,8 +50,8 @@ Authors: {authors}
 Abstract: {abstract}"""
 
 
-class LLMError(RuntimeError):
-    """The endpoint failed for good (after retries) or is not configured."""
+class LLMError(PapersiftError):
+    """The endpoint failed for good (after retries)."""
 
 
 class ReplyError(ValueError):
@@ -124,7 +127,8 @@ class ChatClient:
         client: httpx.Client | None = None,
     ) -> None:
         if not base_url:
-            raise LLMError("llm_url is not set (an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1)")
+            raise SummarizeError("llm_url is not set (an OpenAI-compatible base URL, e.g. "
+                                 "http://127.0.0.1:8080/v1)")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.max_attempts = max_attempts
@@ -264,3 +268,9 @@ class LLMWriter:
         fallback.seconds = time.perf_counter() - started
         fallback.retry_later = endpoint_failed
         return fallback
+
+
+def register(plugins: Plugins) -> None:
+    plugins.writers.add(WriterPlugin(
+        "llm", "any OpenAI-compatible chat endpoint (llm_url, llm_model), every answer gated",
+        LLMWriter))

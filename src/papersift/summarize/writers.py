@@ -8,7 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from papersift.errors import UsageError
+from papersift.plugins import Plugins, WriterPlugin
+from papersift.settings import Settings
 from papersift.summarize.builtin import WRITER_VERSION, Summary, write_builtin_checked
+
+
+class SummarizeError(UsageError):
+    """A writer cannot be used as asked (unknown, or its settings are missing)."""
 
 
 @dataclass(slots=True)
@@ -28,10 +35,16 @@ class Written:
 
 
 class Writer(Protocol):
+    """What the summaries stage asks of a writer."""
+
     name: str
     identity: str  # changes whenever output for the same input may change (goes into input_hash)
+    batch_size: int  # papers per committed batch
+    failure: str | None  # set when the writer's service looks down: the stage stops early
 
     def write_many(self, papers: Sequence[dict[str, Any]]) -> list[Written]: ...
+
+    def close(self) -> None: ...
 
 
 def input_hash(paper: dict[str, Any], identity: str) -> str:
@@ -59,6 +72,19 @@ class BuiltinWriter:
     name = "builtin"
     identity = WRITER_VERSION
     batch_size = 500
+    failure = None  # nothing remote to fail
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        """Needs no settings (it takes them to be made like every writer)."""
 
     def write_many(self, papers: Sequence[dict[str, Any]]) -> list[Written]:
         return [builtin_written(paper) for paper in papers]
+
+    def close(self) -> None:
+        """Holds nothing to release."""
+
+
+def register(plugins: Plugins) -> None:
+    plugins.writers.add(WriterPlugin(
+        "builtin", "offline and deterministic: extractive, rewritten in third person",
+        BuiltinWriter))

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from papersift.topics.stage import (
-    STAGE_VERSION,
-    BuildParams,
-    TopicsError,
-    assign_topics,
-    build_topics,
-    model_id,
-)
+from papersift.topics.plan import STAGE_VERSION, BuildParams
+from papersift.topics.stage import AssignTopics, BuildTopics, Topics, TopicsError, model_id
 from papersift.topics.trends import trending, weekly_series
 
 __all__ = [
-    "STAGE_VERSION", "BuildParams", "TopicsError", "assign_topics", "build_topics", "model_id",
-    "trending", "weekly_series",
+    "STAGE_VERSION", "AssignTopics", "BuildParams", "BuildTopics", "Topics", "TopicsError",
+    "model_id", "trending", "weekly_series",
 ]

@@ -70,7 +70,7 @@ def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, thre
             found[start:start + 256] = np.take_along_axis(top, order, axis=1)
     else:
         # Recall matters: at recall@10 ~0.87 (M=8) the smoothing's gain in NMI disappears;
-        # M=16, ef 80/40 gives ~0.96 (docs/benchmarks.md, Topics).
+        # M=16, ef 80/40 gives ~0.96 (docs/benchmark-log.md, Topics).
         index = hnswlib.Index(space="ip", dim=corpus.shape[1])
         index.init_index(max_elements=n, ef_construction=80, M=16, random_seed=seed)
         index.set_num_threads(max(1, threads))
@@ -90,7 +90,7 @@ def smooth(corpus: np.ndarray, rows: np.ndarray | None = None, k: int = 10,
 
     One step of smoothing over the nearest-neighbour graph: a paper is read partly through
     the papers nearest to it, which measured +0.008 NMI against arXiv categories over k-means
-    on the raw vectors (docs/benchmarks.md, Topics).
+    on the raw vectors (docs/benchmark-log.md, Topics).
     """
     rows = np.arange(len(corpus)) if rows is None else np.asarray(rows, dtype=np.int64)
     if k <= 0 or weight <= 0:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -14,10 +14,10 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from threadpoolctl import threadpool_limits
 
 from papersift.settings import Settings
+from papersift.store import Store
 from papersift.topics.phrases import STOPWORDS, phrase_key
-from papersift.topics.stage import OTHER_KEY, BuildParams, TopicsError, model_id, plan_build
-
-Progress = Callable[[str], None]
+from papersift.topics.plan import OTHER_KEY, BuildParams, Say, plan_build
+from papersift.topics.stage import TopicsError, model_id
 
 
 def agreement(topics: Sequence[Any], categories: Sequence[str | None]) -> dict[str, float]:
@@ -59,7 +59,8 @@ def label_checks(topics: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                                     f"{other_slug}")
                     break
             owners.setdefault(key, topic["slug"])
-        label = topic["label"].lower()
+        # The key-phrase label (a stored topic's `label` may be an LLM's name).
+        label = (topic.get("key_label") or topic["label"]).lower()
         if label in labels:
             problems.append(f"{topic['slug']}: same label as {labels[label]}")
         labels[label] = topic["slug"]
@@ -93,7 +94,7 @@ def simulate_state(plan: Mapping[str, Any], previous: Mapping[str, Any] | None,
 def stability(
     paper_ids: Sequence[str], vectors: np.ndarray, texts: Mapping[str, tuple[str, str]],
     dates: Mapping[str, str | None], params: BuildParams, days: int = 7,
-    on_progress: Progress | None = None, threads: int = 1,
+    on_progress: Say | None = None, threads: int = 1,
 ) -> dict[str, Any]:
     """Hold out the newest `days` of papers, build, add them back, rebuild (mapped onto the
     first build), and count the held-in papers that keep their topic."""
@@ -137,24 +138,24 @@ def baseline_kmeans(vectors: np.ndarray, k: int = 50, seed: int = 0) -> np.ndarr
     return KMeans(n_clusters=k, n_init=1, random_state=seed).fit_predict(vectors)
 
 
-def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
+def evaluate_topics(store: Store, settings: Settings, with_stability: bool = True,
                     with_baseline: bool = True, params: BuildParams | None = None,
-                    on_progress: Progress | None = None) -> dict[str, Any]:
+                    on_progress: Say | None = None) -> dict[str, Any]:
     """`papersift eval topics`: measures the store's current topics (build them first)."""
     say = on_progress or (lambda message: None)
     params = params or BuildParams()
-    topics = store.list_topics()
+    topics = store.topics.list_topics()
     if not topics:
         raise TopicsError("no topics yet; run `papersift topics build` first")
-    categories = store.primary_categories()
-    assigned = store.topic_assignments()
+    categories = store.papers.primary_categories()
+    assigned = store.topics.topic_assignments()
     topic_of = [tid for _, tid, _ in assigned]
     cats = [categories.get(pid) for pid, _, _ in assigned]
     in_topic = [(tid, c) for (_, tid, other), c in zip(assigned, cats, strict=True) if not other]
     result: dict[str, Any] = {
         "papers": len(assigned),
         "topics": sum(1 for t in topics if not t["is_other"]),
-        "sections": len(store.list_sections()),
+        "sections": len(store.topics.list_sections()),
         "other_share": round(sum(1 for *_, o in assigned if o) / max(1, len(assigned)), 4),
         "vs_primary_category": agreement(topic_of, cats),
         "vs_primary_category_excluding_other": agreement(
@@ -164,7 +165,7 @@ def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
     if not (with_stability or with_baseline):
         return result
     model = model_id(settings, store)
-    paper_ids, vectors = store.embedding_matrix(model)
+    paper_ids, vectors = store.embeddings.embedding_matrix(model)
     with threadpool_limits(limits=max(1, int(settings.threads))):
         if with_baseline:
             say("baseline: k-means k=50")
@@ -172,10 +173,10 @@ def evaluate_topics(store: Any, settings: Settings, with_stability: bool = True,
             result["baseline_kmeans50"] = agreement(
                 list(labels), [categories.get(pid) for pid in paper_ids])
         if with_stability:
-            texts = store.topic_texts(model)
-            result["stability"] = stability(paper_ids, vectors, texts,
-                                            store.paper_dates(paper_ids), params, on_progress=say,
-                                            threads=max(1, int(settings.threads)))
+            texts = store.topics.topic_texts(model)
+            result["stability"] = stability(
+                paper_ids, vectors, texts, store.papers.paper_dates(paper_ids), params,
+                on_progress=say, threads=max(1, int(settings.threads)))
     return result
 
 

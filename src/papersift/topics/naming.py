@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from papersift.errors import PapersiftError
 from papersift.settings import Settings
 
 PROMPT_VERSION = "topic-name-1"
@@ -37,7 +38,7 @@ SYSTEM_PROMPT = (
 )
 
 
-class NamingError(RuntimeError):
+class NamingError(PapersiftError):
     """The LLM endpoint failed for good (after retries)."""
 
 
@@ -136,16 +137,16 @@ def name_topics(store: Any, settings: Settings, client: httpx.Client | None = No
     if not settings.llm_url:
         return {"named": 0, "skipped": "llm_url is not set"}
     model = settings.llm_model or "default"
-    topics = store.list_topics(include_other=False)
+    topics = store.topics.list_topics(include_other=False)
     jobs = []
     for topic in topics:
-        titles = store.topic_sample_titles(topic["id"], _TITLES)
+        titles = store.topics.topic_sample_titles(topic["id"], _TITLES)
         jobs.append((topic, titles, naming_input(model, topic["key_phrases"], titles)))
     results: dict[int, str | None] = {}
     counts = {"named": 0, "cached": 0, "rejected": 0, "failed": 0}
     todo = []
     for topic, titles, key in jobs:
-        found, label = store.cached_topic_label(key)
+        found, label = store.topics.cached_topic_label(key)
         if found:
             results[topic["id"]] = label
             counts["cached"] += 1
@@ -170,7 +171,7 @@ def name_topics(store: Any, settings: Settings, client: httpx.Client | None = No
                     counts["failed"] += 1
                     errors.append(note)
                     continue  # an outage is not an answer: ask again next time
-                store.put_topic_label(key, name, model, note or None)
+                store.topics.put_topic_label(key, name, model, note or None)
                 counts["named" if name else "rejected"] += 1
     finally:
         if own_client:
@@ -184,5 +185,5 @@ def name_topics(store: Any, settings: Settings, client: httpx.Client | None = No
             counts["duplicates"] = counts.get("duplicates", 0) + 1
         elif name:
             seen.add(name.lower())
-    store.set_topic_llm_labels([(tid, label) for tid, label in results.items()])
+    store.topics.set_topic_llm_labels([(tid, label) for tid, label in results.items()])
     return counts | {"errors": errors[:5]}

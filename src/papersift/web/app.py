@@ -20,7 +20,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from papersift.settings import Settings, load_settings
-from papersift.web import views
+from papersift.web import urls, views
 from papersift.web.feeds import atom_feed
 from papersift.web.render import HERE, Linker, render_page
 from papersift.web.search_view import search_page
@@ -51,7 +51,7 @@ class SiteMiddleware:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        if not path.startswith(("/static/", "/sitemap")):
+        if not path.startswith((urls.STATIC + "/", "/sitemap")):
             for ext, fmt in _FORMATS.items():
                 if path.endswith(ext):
                     path = path[: -len(ext)]
@@ -200,45 +200,47 @@ class Web:
                 reason = str(json.loads(body).get("reason") or reason)[:500]
         except (ValueError, AttributeError):
             return _json({"error": "the body must be JSON like {\"reason\": \"...\"}"}, 400)
-        db = self.site.store
-        flagger = getattr(db, "flag_summary", None)
-        # The summaries stage's own method when it has one; the plain row update otherwise.
-        done = flagger(pid, reason) if flagger else db.flag_summary_row(pid, reason)
+        done = self.site.store.summaries.flag_summary(pid, reason)
         self.cache.clear()  # our own commit does not move data_version on this connection
-        if done is False:
+        if not done:
             return _json({"error": f"paper {pid!r} has no summary to flag"}, 404)
         return _json({"flagged": pid, "reason": reason})
 
     # ------------------------------------------------------------ sitemap
     def sitemap(self, request: Request) -> Response:
         base = self.site.settings.base_url.rstrip("/")
-        db = self.site.store
         name = request.path_params.get("name")
         if name is None:
-            counts = db.sitemap_counts()
+            counts = self.site.store.pages.sitemap_counts()
             parts = ["main"] + [f"{kind}-{n + 1}" for kind in ("papers", "authors")
                                 for n in range(max(1, -(-counts[kind] // SITEMAP_CHUNK)))]
-            body = "".join(f"<sitemap><loc>{base}/sitemap-{p}.xml</loc></sitemap>" for p in parts)
+            body = "".join(f"<sitemap><loc>{base}{urls.sitemap_part(p)}</loc></sitemap>"
+                           for p in parts)
             return self._xml(f'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
                              f"{body}</sitemapindex>")
-        urls: list[tuple[str, str | None]] = []
-        if name == "main":
-            urls = [("/", None), ("/topics", None)]
-            urls += [(f"/daily/{d}", d) for d in db.all_days()]
-            urls += [(f"/sections/{s}", None) for s, _ in db.sitemap_slice("sections", 10_000, 0)]
-            urls += [(f"/topics/{s}", None) for s, _ in db.sitemap_slice("topics", 100_000, 0)]
-        else:
-            kind, _, number = name.rpartition("-")
-            if kind not in ("papers", "authors") or not number.isdigit() or int(number) < 1:
-                return self.error(request, 404, f"no sitemap {name!r}")
-            rows = db.sitemap_slice(kind, SITEMAP_CHUNK, (int(number) - 1) * SITEMAP_CHUNK)
-            prefix = "/papers/" if kind == "papers" else "/authors/"
-            urls = [(prefix + key, day) for key, day in rows]
+        found = self._sitemap_urls(name)
+        if found is None:
+            return self.error(request, 404, f"no sitemap {name!r}")
         body = "".join(
             f"<url><loc>{xml_escape(base + path)}</loc>"
-            + (f"<lastmod>{day}</lastmod>" if day else "") + "</url>" for path, day in urls)
+            + (f"<lastmod>{day}</lastmod>" if day else "") + "</url>" for path, day in found)
         return self._xml(f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}'
                          "</urlset>")
+
+    def _sitemap_urls(self, name: str) -> list[tuple[str, str | None]] | None:
+        """(path, last date) of one part of the sitemap; None if there is no such part."""
+        db = self.site.store.pages
+        if name == "main":
+            return [(urls.FRONT, None), (urls.TOPICS, None),
+                    *[(urls.daily(d), d) for d in db.all_days()],
+                    *[(urls.section(s), None) for s, _ in db.sitemap_slice("sections", 10_000, 0)],
+                    *[(urls.topic(s), None) for s, _ in db.sitemap_slice("topics", 100_000, 0)]]
+        kind, _, number = name.rpartition("-")
+        if kind not in ("papers", "authors") or not number.isdigit() or int(number) < 1:
+            return None
+        rows = db.sitemap_slice(kind, SITEMAP_CHUNK, (int(number) - 1) * SITEMAP_CHUNK)
+        build = urls.paper if kind == "papers" else urls.author
+        return [(build(key), day) for key, day in rows]
 
     @staticmethod
     def _xml(body: str) -> Response:
@@ -262,25 +264,30 @@ def create_app(settings: Settings) -> Starlette:
         return request.query_params.get(name)
 
     routes = [
-        Route("/", page(lambda r: views.front(site))),
-        Route("/daily", lambda r: RedirectResponse(f"/daily/{site.store.latest_day() or ''}")),
-        Route("/daily/{day}", page(lambda r: views.daily(site, r.path_params["day"], q(r)))),
-        Route("/topics", page(lambda r: views.topics_index(site))),
-        Route("/topics/{slug}", page(lambda r: views.topic(site, r.path_params["slug"], q(r)))),
-        Route("/sections/{slug}",
+        Route(urls.FRONT, page(lambda r: views.front(site))),
+        Route(urls.DAILY, lambda r: RedirectResponse(
+            urls.daily(site.store.pages.latest_day() or ""))),
+        Route(urls.ROUTES["daily"],
+              page(lambda r: views.daily(site, r.path_params["day"], q(r)))),
+        Route(urls.TOPICS, page(lambda r: views.topics_index(site))),
+        Route(urls.ROUTES["topic"],
+              page(lambda r: views.topic(site, r.path_params["slug"], q(r)))),
+        Route(urls.ROUTES["section"],
               page(lambda r: views.section(site, r.path_params["slug"], q(r)))),
-        Route("/categories/{name}",
+        Route(urls.ROUTES["category"],
               page(lambda r: views.category(site, r.path_params["name"], q(r)))),
-        Route("/authors/{slug}", page(lambda r: views.author(site, r.path_params["slug"], q(r)))),
-        Route("/papers/{pid:path}", page(lambda r: views.paper(site, r.path_params["pid"]),
-                                         threaded=True)),
-        Route("/search", page(lambda r: search_page(site, dict(r.query_params)), threaded=True,
-                              cache=False)),
-        Route("/sitemap.xml", web.sitemap),
-        Route("/sitemap-{name}.xml", web.sitemap),
-        Route("/api/flag/{pid:path}", web.flag, methods=["POST"]),
-        Route("/healthz", lambda r: _json({"ok": True, "latest_day": site.store.latest_day()})),
-        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        Route(urls.ROUTES["author"],
+              page(lambda r: views.author(site, r.path_params["slug"], q(r)))),
+        Route(urls.ROUTES["paper"],
+              page(lambda r: views.paper(site, r.path_params["pid"]), threaded=True)),
+        Route(urls.SEARCH, page(lambda r: search_page(site, dict(r.query_params)),
+                                threaded=True, cache=False)),
+        Route(urls.SITEMAP, web.sitemap),
+        Route(urls.ROUTES["sitemap_part"], web.sitemap),
+        Route(urls.ROUTES["flag"], web.flag, methods=["POST"]),
+        Route(urls.HEALTH, lambda r: _json({"ok": True,
+                                           "latest_day": site.store.pages.latest_day()})),
+        Mount(urls.STATIC, StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: web.not_found,
                                                        500: web.server_error})

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from papersift.settings import Settings
-from papersift.web import views
+from papersift.stages import OnProgress, Progress, Report, no_progress
+from papersift.web import urls, views
 from papersift.web.feeds import atom_feed
 from papersift.web.render import HERE, Linker, render_page, static_file
-
-ProgressFn = Callable[[int, str], None]
 
 
 def _paged(path: str, build: Callable[[str | None], dict[str, Any]]) -> Iterator[
@@ -31,10 +30,10 @@ def _paged(path: str, build: Callable[[str | None], dict[str, Any]]) -> Iterator
 
 def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
     db = site.store
-    yield "/", views.front(site)
-    yield "/topics", views.topics_index(site)
-    for day in db.all_days():
-        yield from _paged(f"/daily/{day}", lambda p, d=day: views.daily(site, d, p))
+    yield urls.FRONT, views.front(site)
+    yield urls.TOPICS, views.topics_index(site)
+    for day in db.pages.all_days():
+        yield from _paged(urls.daily(day), lambda p, d=day: views.daily(site, d, p))
     overview = views.topics_overview(site)
     for section in overview["sections"]:
         yield from _paged(section["url"], lambda p, s=section["slug"]: views.section(site, s, p))
@@ -43,24 +42,24 @@ def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield from _paged(topic["url"],
                                   lambda p, s=topic["slug"]: views.topic(site, s, p))
     for category, _ in views.category_sizes(site):
-        yield from _paged(f"/categories/{category}",
+        yield from _paged(urls.category(category),
                           lambda p, c=category: views.category(site, c, p))
-    for slug in db.authors_with_papers():
-        yield from _paged(views.author_url(slug), lambda p, s=slug: views.author(site, s, p))
+    for slug in db.pages.authors_with_papers():
+        yield from _paged(urls.author(slug), lambda p, s=slug: views.author(site, s, p))
     offset = 0
     while True:
-        ids = db.sitemap_slice("papers", 2000, offset)
+        ids = db.pages.sitemap_slice("papers", 2000, offset)
         if not ids:
             break
         for pid, _ in ids:
-            yield views.paper_url(pid), views.paper(site, pid)
+            yield urls.paper(pid), views.paper(site, pid)
         offset += len(ids)
 
 
-def build_site(settings: Settings, out: Path | str, on_progress: ProgressFn | None = None
-               ) -> dict[str, Any]:
-    """Write the whole site under `out` (created); returns counts. Search needs a server, so the
-    static pages leave the search box out."""
+def build_site(settings: Settings, out: Path | str, on_progress: OnProgress = no_progress
+               ) -> Report:
+    """Write the whole site under `out` (created). Search needs a server, so the static
+    pages leave the search box out."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
@@ -80,7 +79,7 @@ def build_site(settings: Settings, out: Path | str, on_progress: ProgressFn | No
             feed_file.parent.mkdir(parents=True, exist_ok=True)
             feed_file.write_bytes(atom_feed(data, base, title))
             feeds += 1
-        if on_progress and pages % 200 == 0:
-            on_progress(pages, path)
-    return {"out": str(out), "pages": pages, "feeds": feeds,
-            "seconds": round(time.perf_counter() - started, 1)}
+        if pages % 200 == 0:
+            on_progress(Progress("build", pages, None, path))
+    return Report(stage="build", counts={"pages": pages, "feeds": feeds},
+                  details={"out": str(out)}, seconds=time.perf_counter() - started)

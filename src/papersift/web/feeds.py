@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from papersift.store.db import utc_now
+from papersift.clock import utc_now
 
 ATOM = "http://www.w3.org/2005/Atom"
 

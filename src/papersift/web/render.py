@@ -10,6 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from jinja2 import Environment, FileSystemLoader
 
+from papersift.web import urls
+
 HERE = Path(__file__).parent
 TEMPLATES = {
     "front": "front.html", "daily": "daily.html", "topics": "topics.html",
@@ -52,6 +54,7 @@ def environment() -> Environment:
         autoescape=True, trim_blocks=True, lstrip_blocks=True,
     )
     env.globals["sparkline"] = sparkline
+    env.globals["urls"] = urls
     return env
 
 

@@ -7,16 +7,11 @@ import logging
 import re
 from typing import Any
 
+from papersift.errors import UsageError
+from papersift.search import QueryError, search
+from papersift.web import urls
 from papersift.web.categories import category_label
-from papersift.web.views import (
-    Site,
-    category_sizes,
-    item,
-    paper_url,
-    parse_page,
-    topics_overview,
-    with_query,
-)
+from papersift.web.views import Site, category_sizes, item, parse_page, topics_overview
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +21,7 @@ _DAY = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 _MARKS = re.compile(r"(<mark>|</mark>|<b>|</b>|<em>|</em>|\x02|\x03)")
 
 
-class BadQuery(ValueError):
+class BadQuery(UsageError):
     """A query or filter the reader should fix; the message says how."""
 
 
@@ -60,8 +55,6 @@ def _stage_search(site: Site, q: str, mode: str, limit: int, offset: int,
                   filters: dict[str, Any]
                   ) -> tuple[int, list[tuple[str, float, str]], list[str], bool, str | None]:
     """(total, [(id, score, snippet_html)], notes, has_more, message) from the search stage."""
-    from papersift.search import QueryError, search
-
     try:
         found = search(site.store, site.settings, q, mode=mode, limit=limit, offset=offset,
                        **filters)
@@ -82,9 +75,9 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
                                                               "until")}
     overview = topics_overview(site)
     data: dict[str, Any] = {
-        "page": "search", "title": f"Search: {q}" if q else "Search", "path": "/search",
+        "page": "search", "title": f"Search: {q}" if q else "Search", "path": urls.SEARCH,
         "query": {"q": q, "mode": mode, **raw_filters, "page": page},
-        "feed": with_query("/search.atom", q=q, mode=mode, **raw_filters) if q else None,
+        "feed": urls.with_query(urls.SEARCH_FEED, q=q, mode=mode, **raw_filters) if q else None,
         "modes": list(MODES),
         "categories": [c for c, _ in category_sizes(site)][:40],
         "topics": [{"slug": t["slug"], "label": t["label"]}
@@ -114,7 +107,7 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     except BadQuery as exc:
         data["message"] = str(exc)
         return data
-    rows = site.store.listing_by_ids([pid for pid, _, _ in hits])
+    rows = site.store.pages.listing_by_ids([pid for pid, _, _ in hits])
     for pid, score, snippet in hits:
         if pid not in rows:
             continue
@@ -126,10 +119,10 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     data["total"] = total
     keep = {"q": q, "mode": mode if mode != "hybrid" else None, **raw_filters}
     data["notes"] = notes
-    data["prev"] = with_query("/search", page=page - 1, **keep) if page > 1 else None
-    data["next"] = with_query("/search", page=page + 1, **keep) if more else None
+    data["prev"] = urls.with_query(urls.SEARCH, page=page - 1, **keep) if page > 1 else None
+    data["next"] = urls.with_query(urls.SEARCH, page=page + 1, **keep) if more else None
     data["page_number"] = page
     data["category_label"] = category_label(raw_filters["category"]) \
         if raw_filters["category"] else None
-    data["first_url"] = paper_url(data["results"][0]["id"]) if data["results"] else None
+    data["first_url"] = urls.paper(data["results"][0]["id"]) if data["results"] else None
     return data

@@ -6,6 +6,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from papersift.summarize.text import clean_latex
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _SPACES = re.compile(r"\s+")
 
@@ -26,17 +28,11 @@ def readable(text: str | None) -> str:
 
 
 def readable_uncached(text: str) -> str:
-    """LaTeX rendered as readable text by the summaries stage's cleaner when it is installed."""
+    """LaTeX rendered as readable text by the summaries stage's cleaner."""
     try:
-        from papersift.summarize.text import clean_latex
-    except ImportError:
-        clean_latex = None
-    if clean_latex is not None:
-        try:
-            return _SPACES.sub(" ", clean_latex(text)).strip()
-        except Exception:  # a cleaner bug must not take a page down; show the source text
-            pass
-    return _SPACES.sub(" ", text).strip()
+        return _SPACES.sub(" ", clean_latex(text)).strip()
+    except Exception:  # a cleaner bug must not take a page down; show the source text
+        return _SPACES.sub(" ", text).strip()
 
 
 def first_sentences(text: str, max_chars: int = 320, sentences: int = 2) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -11,10 +10,11 @@ import time
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
-from urllib.parse import urlencode
 
+from papersift.search import similar_papers
 from papersift.settings import Settings
 from papersift.store import Store, open_store
+from papersift.web import urls
 from papersift.web.authorline import author_line
 from papersift.web.categories import category_label, is_category
 from papersift.web.text import bibtex, first_sentences, plain, readable
@@ -53,7 +53,7 @@ class Site:
     def store(self) -> Store:
         db = getattr(self._local, "store", None)
         if db is None:
-            db = self._local.store = open_store(self.settings.db_path)
+            db = self._local.store = open_store(self.settings)
         return db
 
     def cached(self, key: str, ttl: float, compute: Callable[[], Any]) -> Any:
@@ -71,28 +71,10 @@ class Site:
 
 
 # ------------------------------------------------------------------ helpers
-def paper_url(pid: str) -> str:
-    return f"/papers/{pid}"
-
-
-def author_url(slug: str) -> str:
-    return f"/authors/{slug}"
-
-
-def topic_url(slug: str) -> str:
-    return f"/topics/{slug}"
-
-
-def with_query(path: str, **params: Any) -> str:
-    kept = {k: v for k, v in params.items()
-            if v not in (None, "") and not (k == "page" and v == 1)}
-    return f"{path}?{urlencode(kept)}" if kept else path
-
-
 def _topic_ref(row: dict[str, Any] | None) -> dict[str, Any] | None:
     if not row:
         return None
-    return {"slug": row["slug"], "label": row["label"], "url": topic_url(row["slug"])}
+    return {"slug": row["slug"], "label": row["label"], "url": urls.topic(row["slug"])}
 
 
 def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
@@ -100,11 +82,11 @@ def item(row: dict[str, Any], full_abstract: bool = False) -> dict[str, Any]:
     summary = row.get("summary")
     blurb = plain(summary["blurb"]) if summary and summary.get("blurb") else ""
     abstract = readable(row["abstract"]) if full_abstract else ""
-    authors = [{"name": a["name"], "url": author_url(a["slug"])} for a in row["lead_authors"]]
+    authors = [{"name": a["name"], "url": urls.author(a["slug"])} for a in row["lead_authors"]]
     data = {
         "id": row["id"],
         "title": readable(row["title"]),
-        "url": paper_url(row["id"]),
+        "url": urls.paper(row["id"]),
         "date": row["sort_date"],
         "authors": authors,
         "n_authors": row["n_authors"],
@@ -125,11 +107,11 @@ def pagination(path: str, page: int, total: int, size: int, **params: Any) -> di
     lo, hi = max(1, page - 3), min(pages, page + 3)
     return {
         "page": page, "pages": pages, "total": total, "size": size,
-        "prev": with_query(path, page=page - 1, **params) if page > 1 else None,
-        "next": with_query(path, page=page + 1, **params) if page < pages else None,
-        "first": with_query(path, **params) if lo > 1 else None,
-        "last": with_query(path, page=pages, **params) if hi < pages else None,
-        "numbers": [{"n": n, "url": with_query(path, page=n, **params), "current": n == page}
+        "prev": urls.with_query(path, page=page - 1, **params) if page > 1 else None,
+        "next": urls.with_query(path, page=page + 1, **params) if page < pages else None,
+        "first": urls.with_query(path, **params) if lo > 1 else None,
+        "last": urls.with_query(path, page=pages, **params) if hi < pages else None,
+        "numbers": [{"n": n, "url": urls.with_query(path, page=n, **params), "current": n == page}
                     for n in range(lo, hi + 1)],
     }
 
@@ -162,11 +144,11 @@ def _section_key(row: dict[str, Any], topics_exist: bool) -> tuple[Any, str, str
     topic = row.get("topic")
     if topic and topic.get("section_slug"):
         return ((0, topic["section_position"] or 0), topic["section_slug"],
-                topic["section_label"], f"/sections/{topic['section_slug']}")
+                topic["section_label"], urls.section(topic["section_slug"]))
     if topics_exist and topic:
-        return (1, 0), "other", "Other", "/sections/other"
+        return (1, 0), "other", "Other", urls.section("other")
     category = row["primary_category"] or "unknown"
-    return ((2, 0), f"cat-{category}", category_label(category), f"/categories/{category}")
+    return ((2, 0), f"cat-{category}", category_label(category), urls.category(category))
 
 
 def _top_stories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -177,15 +159,16 @@ def _top_stories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def front(site: Site) -> dict[str, Any]:
     db = site.store
-    day = db.latest_day()
+    day = db.pages.latest_day()
     data: dict[str, Any] = {
-        "page": "front", "title": site.settings.site_title, "path": "/", "feed": "/feed.atom",
-        "day": day, "day_url": f"/daily/{day}" if day else None, "sections": [], "papers": [],
+        "page": "front", "title": site.settings.site_title, "path": urls.FRONT,
+        "feed": urls.FRONT_FEED, "day": day, "day_url": urls.daily(day) if day else None,
+        "sections": [], "papers": [],
     }
     if day is None:
         return data
-    rows = db.day_papers(day)
-    topics_exist = db.has_topics()
+    rows = db.pages.day_papers(day)
+    topics_exist = db.topics.has_topics()
     groups: dict[str, dict[str, Any]] = {}
     for row in rows:
         order, slug, label, url = _section_key(row, topics_exist)
@@ -210,12 +193,12 @@ def daily(site: Site, day: str, page_raw: str | None = None) -> dict[str, Any]:
     page = parse_page(page_raw)
     db = site.store
     size = site.page_size
-    total, rows = db.day_papers_page(day, size, (page - 1) * size)
+    total, rows = db.pages.day_papers_page(day, size, (page - 1) * size)
     if total == 0:
         raise NotFound(f"no papers were announced on {day}")
     _check_page(page, total, size)
-    prev, nxt = db.day_neighbours(day)
-    path = f"/daily/{day}"
+    prev, nxt = db.pages.day_neighbours(day)
+    path = urls.daily(day)
     pages = pagination(path, page, total, size)
     noun = "paper" if total == 1 else "papers"
     return {
@@ -223,8 +206,8 @@ def daily(site: Site, day: str, page_raw: str | None = None) -> dict[str, Any]:
         "feed": None, "day": day, "count": total,
         "count_line": f"{total:,} {noun} · page {page} of {pages['pages']}",
         "pagination": pages,
-        "prev": {"day": prev, "url": f"/daily/{prev}"} if prev else None,
-        "next": {"day": nxt, "url": f"/daily/{nxt}"} if nxt else None,
+        "prev": {"day": prev, "url": urls.daily(prev)} if prev else None,
+        "next": {"day": nxt, "url": urls.daily(nxt)} if nxt else None,
         "papers": [item(r) for r in rows],
     }
 
@@ -239,23 +222,26 @@ def _weeks(last_day: str | None) -> list[str]:
 
 def _topics_overview(site: Site) -> dict[str, Any]:
     db = site.store
-    weeks = _weeks(db.latest_day())
-    counts = db.weekly_topic_counts(weeks[0]) if weeks else {}
-    sizes = db.topic_sizes()
-    sections = []
-    for section in db.sections_and_topics():
+    weeks = _weeks(db.pages.latest_day())
+    counts = db.topics.weekly_topic_counts(since=weeks[0]) if weeks else {}
+    sections = db.topics.list_sections()
+    unsectioned = [t for t in db.topics.list_topics() if t["section_id"] is None]
+    if unsectioned:  # the "other" bucket belongs to no section
+        sections.append({"slug": "other", "label": "Other", "topics": unsectioned})
+    overview = []
+    for section in sections:
         # An empty topic (an "other" bucket nothing fell into) is not listed: it has no page.
         topics = [{
-            "slug": t["slug"], "label": t["label"], "url": topic_url(t["slug"]),
-            "size": sizes[t["id"]], "is_other": bool(t["is_other"]),
+            "slug": t["slug"], "label": t["label"], "url": urls.topic(t["slug"]),
+            "size": t["size"], "is_other": t["is_other"],
             "trend": [counts.get(t["id"], {}).get(w, 0) for w in weeks],
-        } for t in section["topics"] if sizes.get(t["id"])]
-        if not topics:
-            continue
-        sections.append({"slug": section["slug"], "label": section["label"],
-                         "url": f"/sections/{section['slug']}", "topics": topics,
-                         "size": sum(t["size"] for t in topics)})
-    return {"weeks": weeks, "sections": sections}
+        } for t in sorted(section["topics"], key=lambda t: (t["is_other"], t["label"]))
+            if t["size"]]
+        if topics:
+            overview.append({"slug": section["slug"], "label": section["label"],
+                             "url": urls.section(section["slug"]), "topics": topics,
+                             "size": sum(t["size"] for t in topics)})
+    return {"weeks": weeks, "sections": overview}
 
 
 def topics_overview(site: Site) -> dict[str, Any]:
@@ -265,16 +251,16 @@ def topics_overview(site: Site) -> dict[str, Any]:
 def category_sizes(site: Site) -> list[tuple[str, int]]:
     """Real arXiv categories with their paper counts, largest first (cached a minute)."""
     return site.cached("category-sizes", 60.0, lambda: [
-        (c, n) for c, n in site.store.category_sizes() if is_category(c)])
+        (c, n) for c, n in site.store.pages.category_sizes() if is_category(c)])
 
 
 def topics_index(site: Site) -> dict[str, Any]:
     overview = topics_overview(site)
-    data = {"page": "topics", "title": "Topics", "path": "/topics", "feed": None,
+    data = {"page": "topics", "title": "Topics", "path": urls.TOPICS, "feed": None,
             "weeks": overview["weeks"], "sections": overview["sections"], "categories": []}
     if not overview["sections"]:  # no topics yet: the categories stand in for them
         data["categories"] = [
-            {"category": c, "label": category_label(c), "url": f"/categories/{c}", "size": n}
+            {"category": c, "label": category_label(c), "url": urls.category(c), "size": n}
             for c, n in category_sizes(site)]
     return data
 
@@ -285,48 +271,45 @@ def section(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
     found = next((s for s in overview["sections"] if s["slug"] == slug), None)
     if found is None:
         raise NotFound(f"no section {slug!r}")
-    stored = site.store.find_section(slug)
+    stored = site.store.topics.find_section(slug)
     size = site.page_size
     # One row more than the page tells whether an older page exists without counting them all.
-    rows = site.store.section_papers_page(stored["id"], size + 1, (page - 1) * size) \
+    rows = site.store.pages.section_papers_page(stored["id"], size + 1, (page - 1) * size) \
         if stored else []
     if page > 1 and not rows:
         raise NotFound(f"page {page} is past the last page")
     has_older = len(rows) > size
     rows = rows[:size]
-    path = f"/sections/{slug}"
+    path = urls.section(slug)
     return {
         "page": "section", "title": found["label"], "path": path, "feed": None,
         "section": {"slug": slug, "label": found["label"], "size": found["size"]},
         "weeks": overview["weeks"], "topics": found["topics"],
         "papers": [item(r) for r in rows],
-        "older": with_query(path, page=page + 1) if has_older else None,
-        "newer": with_query(path, page=page - 1) if page > 1 else None,
+        "older": urls.with_query(path, page=page + 1) if has_older else None,
+        "newer": urls.with_query(path, page=page - 1) if page > 1 else None,
     }
 
 
 def topic(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
     page = parse_page(page_raw)
     db = site.store
-    found, moved_to = db.find_topic(slug)
+    found = db.topics.find_topic(slug)
     if found is None:
-        if moved_to:
-            raise Redirect(with_query(topic_url(moved_to), page=page))
         raise NotFound(f"no topic {slug!r}")
+    if found.get("redirected_from"):
+        raise Redirect(urls.with_query(urls.topic(found["slug"]), page=page))
     size = site.page_size
-    total, rows = db.topic_papers_page(found["id"], size, (page - 1) * size)
+    total, rows = db.pages.topic_papers_page(found["id"], size, (page - 1) * size)
     _check_page(page, total, size)
-    pages = pagination(topic_url(slug), page, total, size)
-    try:
-        phrases = json.loads(found["key_phrases"] or "[]")
-    except ValueError:
-        phrases = []
+    pages = pagination(urls.topic(slug), page, total, size)
+    phrases = found["key_phrases"]
     return {
-        "page": "topic", "title": found["label"], "path": topic_url(slug),
-        "feed": f"/topics/{slug}.atom",
+        "page": "topic", "title": found["label"], "path": urls.topic(slug),
+        "feed": urls.feed(urls.topic(slug)),
         "topic": {"slug": slug, "label": found["label"], "key_phrases": phrases,
                   "section": {"label": found["section_label"],
-                              "url": f"/sections/{found['section_slug']}"}
+                              "url": urls.section(found["section_slug"])}
                   if found["section_slug"] else None},
         "count_line": count_phrase(total, page, pages["pages"]),
         "pagination": pages, "papers": [item(r) for r in rows],
@@ -338,11 +321,11 @@ def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
     size = site.page_size
     if not is_category(name):
         raise NotFound(f"{name!r} is not an arXiv category")
-    total, rows = site.store.category_papers_page(name, size, (page - 1) * size)
+    total, rows = site.store.pages.category_papers_page(name, size, (page - 1) * size)
     if total == 0:
         raise NotFound(f"no papers in category {name!r}")
     _check_page(page, total, size)
-    path = f"/categories/{name}"
+    path = urls.category(name)
     pages = pagination(path, page, total, size)
     return {
         "page": "category", "title": category_label(name), "path": path,
@@ -354,59 +337,40 @@ def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
 def author(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
     page = parse_page(page_raw)
     db = site.store
-    found = db.find_author(slug)
+    found = db.pages.find_author(slug)
     if found is None:
         raise NotFound(f"no author {slug!r}")
     size = site.page_size
-    total, rows = db.author_papers_page(found["id"], size, (page - 1) * size)
+    total, rows = db.pages.author_papers_page(found["id"], size, (page - 1) * size)
     _check_page(page, total, size)
-    path = author_url(slug)
+    path = urls.author(slug)
     pages = pagination(path, page, total, size)
-    topics = [{"label": t["label"], "url": topic_url(t["slug"]), "papers": t["papers"]}
-              for t in db.author_topics(found["id"])]
+    topics = [{"label": t["label"], "url": urls.topic(t["slug"]), "papers": t["papers"]}
+              for t in db.pages.author_topics(found["id"])]
     if not topics:
-        topics = [{"label": category_label(c["category"]), "url": f"/categories/{c['category']}",
-                   "papers": c["papers"]} for c in db.author_categories(found["id"])]
+        topics = [{"label": category_label(c["category"]), "url": urls.category(c["category"]),
+                   "papers": c["papers"]} for c in db.pages.author_categories(found["id"])]
     return {
-        "page": "author", "title": found["name"], "path": path, "feed": f"{path}.atom",
+        "page": "author", "title": found["name"], "path": path, "feed": urls.feed(path),
         "author": {"name": found["name"], "slug": slug, "papers": total},
         "count_line": count_phrase(total, page, pages["pages"]),
         "pagination": pages, "papers": [item(r, full_abstract=True) for r in rows],
-        "coauthors": [{"name": c["name"], "url": author_url(c["slug"]), "papers": c["papers"]}
-                      for c in db.coauthors(found["id"])],
+        "coauthors": [{"name": c["name"], "url": urls.author(c["slug"]), "papers": c["papers"]}
+                      for c in db.pages.coauthors(found["id"])],
         "topics": topics,
     }
 
 
-def _ids_of(results: Any) -> list[str]:
-    """Paper ids out of whatever the search stage returns (objects, dicts or tuples)."""
-    ids = []
-    for result in results or []:
-        if isinstance(result, str):
-            ids.append(result)
-        elif isinstance(result, dict):
-            ids.append(result.get("paper_id") or result.get("id"))
-        elif isinstance(result, tuple | list):
-            ids.append(result[0])
-        else:
-            ids.append(getattr(result, "paper_id", None) or getattr(result, "id", None))
-    return [i for i in ids if i]
-
-
 def similar(site: Site, pid: str, limit: int = 6) -> list[dict[str, Any]]:
-    try:
-        from papersift.search import similar_papers
-    except ImportError:
-        return []
-    if not site.store.has_embedding(pid):
+    if not site.store.embeddings.has_embedding(pid):
         return []  # the embed stage has not reached it: no neighbours, and no model to load
     try:
         found = similar_papers(site.store, site.settings, pid, limit=limit)
     except Exception as exc:  # no embeddings yet, index missing: the page still works
         log.info("similar papers for %s unavailable: %s", pid, exc)
         return []
-    ids = [i for i in _ids_of(getattr(found, "results", found)) if i != pid][:limit]
-    rows = site.store.listing_by_ids(ids)
+    ids = [hit.paper_id for hit in found if hit.paper_id != pid][:limit]
+    rows = site.store.pages.listing_by_ids(ids)
     return [item(rows[i]) for i in ids if i in rows]
 
 
@@ -420,13 +384,13 @@ def provenance(summary: dict[str, Any]) -> str:
 
 def paper(site: Site, pid: str) -> dict[str, Any]:
     db = site.store
-    stored = db.get_paper(pid)
+    stored = db.papers.get_paper(pid)
     if stored is None:
         raise NotFound(f"no paper {pid!r}")
     if stored["duplicate_of"]:
-        raise Redirect(paper_url(stored["duplicate_of"]))
-    summary = db.paper_summary(pid)
-    topic_row = db.paper_topic(pid)
+        raise Redirect(urls.paper(stored["duplicate_of"]))
+    summary = db.summaries.summaries_for([pid]).get(pid)
+    topic_row = db.topics.paper_topic(pid)
     is_arxiv = ":" not in pid
     links = {"abs": f"https://arxiv.org/abs/{pid}", "pdf": f"https://arxiv.org/pdf/{pid}"} \
         if is_arxiv else {}
@@ -434,10 +398,10 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
     if stored.get("doi"):
         links["doi"] = f"https://doi.org/{stored['doi']}"
     data = {
-        "page": "paper", "title": readable(stored["title"]), "path": paper_url(pid), "feed": None,
+        "page": "paper", "title": readable(stored["title"]), "path": urls.paper(pid), "feed": None,
         "paper": {
-            "id": pid, "title": readable(stored["title"]), "url": paper_url(pid),
-            "authors": [{"name": a["name"], "url": author_url(a["slug"])}
+            "id": pid, "title": readable(stored["title"]), "url": urls.paper(pid),
+            "authors": [{"name": a["name"], "url": urls.author(a["slug"])}
                         for a in stored["authors"]],
             "date": stored["sort_date"], "announced": stored["announced"],
             "submitted": stored["submitted"], "version": stored["version"],
@@ -448,11 +412,11 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
                                                 "created_at")} if summary else None,
             "abstract": readable(stored["abstract"]),
             "categories": [{"name": c, "label": category_label(c),
-                            "url": f"/categories/{c}" if is_category(c) else None}
+                            "url": urls.category(c) if is_category(c) else None}
                            for c in stored["categories"]],
             "topic": _topic_ref(topic_row),
             "section": {"label": topic_row["section_label"],
-                        "url": f"/sections/{topic_row['section_slug']}"}
+                        "url": urls.section(topic_row["section_slug"])}
             if topic_row and topic_row["section_slug"] else None,
             "comment": stored["comment"], "journal_ref": stored["journal_ref"],
             "doi": stored["doi"], "links": links,

@@ -1,27 +1,33 @@
-"""Topics, sections, paper assignments, rebuild history and slug redirects."""
+"""Topics in SQLite: sections, paper assignments, rebuild history, slug redirects and LLM names."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from papersift.store.db import transaction, utc_now
+from papersift.clock import utc_now
+from papersift.store.sqlite.db import Concern, marks, transaction
 
+# A topic as every reader of this concern gets it; `label` is what readers see.
 _TOPIC_COLUMNS = (
-    "t.id, t.slug, t.label, t.key_phrases, t.llm_label, t.section_id, t.is_other, t.size,"
-    " t.created_build, t.retired_build, s.slug AS section_slug, s.label AS section_label"
+    "t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label, t.llm_label,"
+    " t.key_phrases, t.section_id, t.is_other, t.size, t.created_build, t.retired_build,"
+    " s.slug AS section_slug, s.label AS section_label"
 )
+_SECTION_JOIN = "LEFT JOIN sections s ON s.id = t.section_id"
+_TOPIC_FROM = f"topics t {_SECTION_JOIN}"
+# How many redirects find_topic follows (merges and renames chain; never loop).
+_REDIRECT_HOPS = 10
 
 
 def _topic_dict(row: sqlite3.Row) -> dict[str, Any]:
     topic = dict(row)
     topic["key_phrases"] = json.loads(topic["key_phrases"] or "[]")
     topic["is_other"] = bool(topic["is_other"])
-    topic["name"] = topic["llm_label"] or topic["label"]
     return topic
 
 
@@ -29,15 +35,13 @@ def _blob(vector: np.ndarray | None) -> bytes | None:
     return None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
 
 
-class TopicsStore:
-    """Mixin of Store (see papersift.store).
+class Topics(Concern):
+    """Topics, sections and assignments (contract: TopicsStore).
 
     A build (papersift.topics) replaces the topics in one transaction; topics keep their id
     and slug across builds when the build says so, retired topics keep their row (so their
     slug stays reserved) and redirect to where their papers went.
     """
-
-    conn: sqlite3.Connection
 
     # ------------------------------------------------------------- stage reads
     def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:
@@ -47,23 +51,6 @@ class TopicsStore:
                 "SELECT p.id, p.title, p.abstract FROM papers p JOIN embeddings e"
                 " ON e.paper_id = p.id AND e.model = ? WHERE p.duplicate_of IS NULL", (model,))
         }
-
-    def embedding_models(self) -> list[str]:
-        """Models that have stored embeddings, most vectors first."""
-        return [r[0] for r in self.conn.execute(
-            "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY 2 DESC, 1")]
-
-    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
-        """sort_date of non-duplicate papers (all, or these)."""
-        rows = self.conn.execute("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL")
-        if ids is None:
-            return {r[0]: r[1] for r in rows}
-        wanted = set(ids)
-        return {r[0]: r[1] for r in rows if r[0] in wanted}
-
-    def primary_categories(self) -> dict[str, str | None]:
-        return {r[0]: r[1] for r in self.conn.execute(
-            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL")}
 
     def topic_state(self) -> dict[str, Any]:
         """What a rebuild maps against: active topics with centroids, the paper assignments,
@@ -145,51 +132,11 @@ class TopicsStore:
                 (utc_now(), build["method"], json.dumps(build.get("params", {})),
                  int(build["n_papers"]), json.dumps(build.get("report", {}))),
             ).lastrowid)
-            conn.execute("UPDATE topics SET section_id = NULL")
-            conn.execute("DELETE FROM sections")
-            section_ids: dict[Any, int] = {}
-            for section in build["sections"]:
-                section_ids[section["key"]] = int(conn.execute(
-                    "INSERT INTO sections(slug, label, position) VALUES (?,?,?)",
-                    (section["slug"], section["label"], int(section["position"])),
-                ).lastrowid)
-            topic_ids: dict[Any, int] = {}
-            for topic in build["topics"]:
-                values = (
-                    topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
-                    topic.get("llm_label"), section_ids.get(topic.get("section")),
-                    1 if topic.get("is_other") else 0, _blob(topic.get("centroid")),
-                )
-                if topic.get("id") is not None:
-                    conn.execute(
-                        "UPDATE topics SET label = ?, key_phrases = ?, llm_label = ?,"
-                        " section_id = ?, is_other = ?, centroid = ?, retired_build = NULL"
-                        " WHERE id = ?", (*values, int(topic["id"])))
-                    topic_ids[topic["key"]] = int(topic["id"])
-                else:
-                    topic_ids[topic["key"]] = int(conn.execute(
-                        "INSERT INTO topics(label, key_phrases, llm_label, section_id, is_other,"
-                        " centroid, slug, created_build) VALUES (?,?,?,?,?,?,?,?)",
-                        (*values, topic["slug"], build_id)).lastrowid)
-                # A topic that is live again no longer redirects anywhere.
-                conn.execute("DELETE FROM topic_redirects WHERE old_slug = ?",
-                             (self._slug_of(topic_ids[topic["key"]]),))
+            section_ids = self._replace_sections(build["sections"])
+            topic_ids = {topic["key"]: self._write_topic(topic, section_ids, build_id)
+                         for topic in build["topics"]}
             for retired in build.get("retired", []):
-                old_id = int(retired["id"])
-                conn.execute("UPDATE topics SET retired_build = ?, size = 0, section_id = NULL"
-                             " WHERE id = ?", (build_id, old_id))
-                target = topic_ids.get(retired.get("redirect_to"))
-                if target is None:
-                    continue
-                conn.execute(
-                    "INSERT INTO topic_redirects(old_slug, new_topic_id, reason, build_id)"
-                    " VALUES (?,?,?,?) ON CONFLICT(old_slug) DO UPDATE SET"
-                    " new_topic_id = excluded.new_topic_id, reason = excluded.reason,"
-                    " build_id = excluded.build_id",
-                    (self._slug_of(old_id), target, retired.get("reason", "merge"), build_id))
-                # Older slugs that led to the retired topic now lead where its papers went.
-                conn.execute("UPDATE topic_redirects SET new_topic_id = ? WHERE new_topic_id = ?",
-                             (target, old_id))
+                self._retire(retired, topic_ids.get(retired.get("redirect_to")), build_id)
             conn.execute("DELETE FROM paper_topics")
             conn.executemany(
                 "INSERT INTO paper_topics(paper_id, topic_id, similarity, assigned_by)"
@@ -198,6 +145,55 @@ class TopicsStore:
                  for pid, key, sim in build["assignments"]])
             self._refresh_sizes()
         return {"build_id": build_id, "topic_ids": topic_ids, "section_ids": section_ids}
+
+    def _replace_sections(self, sections: Sequence[Mapping[str, Any]]) -> dict[Any, int]:
+        self.conn.execute("UPDATE topics SET section_id = NULL")
+        self.conn.execute("DELETE FROM sections")
+        return {section["key"]: int(self.conn.execute(
+            "INSERT INTO sections(slug, label, position) VALUES (?,?,?)",
+            (section["slug"], section["label"], int(section["position"])),
+        ).lastrowid) for section in sections}
+
+    def _write_topic(self, topic: Mapping[str, Any], section_ids: Mapping[Any, int],
+                     build_id: int) -> int:
+        """Update a topic that is kept, or insert a new one; returns its id."""
+        values = (
+            topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
+            topic.get("llm_label"), section_ids.get(topic.get("section")),
+            1 if topic.get("is_other") else 0, _blob(topic.get("centroid")),
+        )
+        if topic.get("id") is not None:
+            topic_id = int(topic["id"])
+            self.conn.execute(
+                "UPDATE topics SET label = ?, key_phrases = ?, llm_label = ?,"
+                " section_id = ?, is_other = ?, centroid = ?, retired_build = NULL"
+                " WHERE id = ?", (*values, topic_id))
+        else:
+            topic_id = int(self.conn.execute(
+                "INSERT INTO topics(label, key_phrases, llm_label, section_id, is_other,"
+                " centroid, slug, created_build) VALUES (?,?,?,?,?,?,?,?)",
+                (*values, topic["slug"], build_id)).lastrowid)
+        # A topic that is live again no longer redirects anywhere.
+        self.conn.execute("DELETE FROM topic_redirects WHERE old_slug = ?",
+                          (self._slug_of(topic_id),))
+        return topic_id
+
+    def _retire(self, retired: Mapping[str, Any], target: int | None, build_id: int) -> None:
+        """Retire a topic, redirecting its slug to `target` (where its papers went) if any."""
+        old_id = int(retired["id"])
+        self.conn.execute("UPDATE topics SET retired_build = ?, size = 0, section_id = NULL"
+                          " WHERE id = ?", (build_id, old_id))
+        if target is None:
+            return
+        self.conn.execute(
+            "INSERT INTO topic_redirects(old_slug, new_topic_id, reason, build_id)"
+            " VALUES (?,?,?,?) ON CONFLICT(old_slug) DO UPDATE SET"
+            " new_topic_id = excluded.new_topic_id, reason = excluded.reason,"
+            " build_id = excluded.build_id",
+            (self._slug_of(old_id), target, retired.get("reason", "merge"), build_id))
+        # Older slugs that led to the retired topic now lead where its papers went.
+        self.conn.execute("UPDATE topic_redirects SET new_topic_id = ? WHERE new_topic_id = ?",
+                          (target, old_id))
 
     def _slug_of(self, topic_id: int) -> str:
         return self.conn.execute("SELECT slug FROM topics WHERE id = ?", (topic_id,)).fetchone()[0]
@@ -208,8 +204,7 @@ class TopicsStore:
         if topic_ids is None:
             self.conn.execute(sql)
             return
-        marks = ",".join("?" * len(topic_ids))
-        self.conn.execute(sql + f" AND id IN ({marks})", list(topic_ids))
+        self.conn.execute(sql + f" AND id IN ({marks(topic_ids)})", list(topic_ids))
 
     def assign_papers(self, rows: Sequence[tuple[str, int, float | None]]) -> int:
         """Give papers a topic without a rebuild: (paper_id, topic_id, similarity) rows."""
@@ -246,13 +241,19 @@ class TopicsStore:
                 (input_hash, label, model, utc_now(), notes))
 
     # ------------------------------------------------------------- page reads
+    def has_topics(self) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM topics t WHERE t.retired_build IS NULL"
+            " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.topic_id = t.id) LIMIT 1"
+        ).fetchone() is not None
+
     def list_sections(self) -> list[dict[str, Any]]:
         """Sections in order, each with its active topics (largest first) and total size."""
         sections = [dict(r) | {"topics": [], "size": 0} for r in self.conn.execute(
             "SELECT id, slug, label, position FROM sections ORDER BY position, id")]
         by_id = {s["id"]: s for s in sections}
         for row in self.conn.execute(
-            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            f"SELECT {_TOPIC_COLUMNS} FROM {_TOPIC_FROM}"
             " WHERE t.retired_build IS NULL AND t.section_id IS NOT NULL"
             " ORDER BY t.size DESC, t.id"
         ):
@@ -266,48 +267,42 @@ class TopicsStore:
         """Active topics, largest first (the "other" bucket last)."""
         where = "" if include_other else " AND t.is_other = 0"
         return [_topic_dict(r) for r in self.conn.execute(
-            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
+            f"SELECT {_TOPIC_COLUMNS} FROM {_TOPIC_FROM}"
             f" WHERE t.retired_build IS NULL{where} ORDER BY t.is_other, t.size DESC, t.id")]
 
-    def get_topic(self, slug: str) -> dict[str, Any] | None:
-        """The active topic with this slug; for an old slug, the topic it redirects to with
-        `redirected_from` set (the web answers with a permanent redirect); else None."""
+    def find_topic(self, slug: str) -> dict[str, Any] | None:
+        """The live topic with this slug; for an old slug, the live topic its redirects lead
+        to (through merges and renames), with `redirected_from` and `redirect_reason`."""
         row = self.conn.execute(
-            f"SELECT {_TOPIC_COLUMNS} FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
-            " WHERE t.slug = ? AND t.retired_build IS NULL", (slug,)).fetchone()
+            f"SELECT {_TOPIC_COLUMNS} FROM {_TOPIC_FROM} WHERE t.slug = ?"
+            " AND t.retired_build IS NULL", (slug,)).fetchone()
         if row is not None:
             return _topic_dict(row)
-        row = self.conn.execute(
-            f"SELECT {_TOPIC_COLUMNS}, r.reason AS redirect_reason FROM topic_redirects r"
-            " JOIN topics t ON t.id = r.new_topic_id LEFT JOIN sections s ON s.id = t.section_id"
-            " WHERE r.old_slug = ? AND t.retired_build IS NULL", (slug,)).fetchone()
-        if row is None:
-            return None
-        topic = _topic_dict(row)
-        topic["redirected_from"] = slug
-        return topic
-
-    def get_section(self, slug: str) -> dict[str, Any] | None:
-        for section in self.list_sections():
-            if section["slug"] == slug:
-                return section
+        seen, current = {slug}, slug
+        for _ in range(_REDIRECT_HOPS):
+            row = self.conn.execute(
+                f"SELECT {_TOPIC_COLUMNS}, r.reason AS redirect_reason FROM topic_redirects r"
+                f" JOIN topics t ON t.id = r.new_topic_id {_SECTION_JOIN} WHERE r.old_slug = ?",
+                (current,)).fetchone()
+            if row is None or row["slug"] in seen:
+                return None
+            if row["retired_build"] is None:
+                return _topic_dict(row) | {"redirected_from": slug}
+            current = row["slug"]
+            seen.add(current)
         return None
 
-    def topic_papers(self, topic_id: int, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
-        """A page of a topic's papers, newest first (sort_date DESC, then id)."""
-        rows = self.conn.execute(
-            "SELECT p.id, p.title, p.abstract, p.authors_text, p.primary_category, p.sort_date,"
-            " p.announced, pt.similarity, pt.assigned_by FROM paper_topics pt"
-            " JOIN papers p ON p.id = pt.paper_id"
-            " WHERE pt.topic_id = ? AND p.duplicate_of IS NULL"
-            " ORDER BY p.sort_date DESC, p.id DESC LIMIT ? OFFSET ?",
-            (int(topic_id), int(limit), int(offset))).fetchall()
-        papers = []
-        for row in rows:
-            paper = dict(row)
-            paper["authors"] = [a for a in paper.pop("authors_text").split(", ") if a]
-            papers.append(paper)
-        return papers
+    def find_section(self, slug: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            "SELECT id, slug, label FROM sections WHERE slug = ?", (slug,)).fetchone()
+        return dict(row) if row else None
+
+    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            f"SELECT {_TOPIC_COLUMNS} FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+            f" {_SECTION_JOIN} WHERE pt.paper_id = ? AND t.retired_build IS NULL",
+            (paper_id,)).fetchone()
+        return None if row is None else _topic_dict(row)
 
     def topic_sample_titles(self, topic_id: int, n: int = 5) -> list[str]:
         """Titles of the papers nearest the topic's centre (for naming and previews)."""
@@ -316,13 +311,6 @@ class TopicsStore:
             " WHERE pt.topic_id = ? ORDER BY pt.similarity DESC, p.id LIMIT ?",
             (int(topic_id), int(n)))]
 
-    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            f"SELECT {_TOPIC_COLUMNS} FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?",
-            (paper_id,)).fetchone()
-        return None if row is None else _topic_dict(row)
-
     def topic_assignments(self) -> list[tuple[str, int, bool]]:
         """(paper_id, topic_id, is_other) for every assigned non-duplicate paper."""
         return [(r[0], r[1], bool(r[2])) for r in self.conn.execute(
@@ -330,18 +318,23 @@ class TopicsStore:
             " JOIN topics t ON t.id = pt.topic_id JOIN papers p ON p.id = pt.paper_id"
             " WHERE p.duplicate_of IS NULL")]
 
-    def topic_weekly_counts(self, topic_id: int | None = None) -> list[dict[str, Any]]:
-        """Papers per week (weeks start on Monday, by sort_date), oldest first; for one topic
-        ({week, papers}) or for all ({topic_id, week, papers})."""
-        week = "date(p.sort_date, '-6 days', 'weekday 1')"
-        base = (f"SELECT pt.topic_id, {week} AS week, count(*) FROM paper_topics pt"
-                " JOIN papers p ON p.id = pt.paper_id"
-                " WHERE p.duplicate_of IS NULL AND p.sort_date IS NOT NULL")
+    def weekly_topic_counts(self, since: str | None = None, topic_id: int | None = None
+                            ) -> dict[int, dict[str, int]]:
+        """{topic id: {week start (Monday, YYYY-MM-DD): papers}}, by sort_date."""
+        sql = ("SELECT pt.topic_id, date(p.sort_date, '-6 days', 'weekday 1') AS week, count(*)"
+               " FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
+               " WHERE p.duplicate_of IS NULL AND p.sort_date IS NOT NULL")
+        params: list[Any] = []
+        if since is not None:
+            sql += " AND p.sort_date >= ?"
+            params.append(since)
         if topic_id is not None:
-            return [{"week": r[1], "papers": r[2]} for r in self.conn.execute(
-                base + " AND pt.topic_id = ? GROUP BY 1, 2 ORDER BY 2", (int(topic_id),))]
-        return [{"topic_id": r[0], "week": r[1], "papers": r[2]} for r in self.conn.execute(
-            base + " GROUP BY 1, 2 ORDER BY 1, 2")]
+            sql += " AND pt.topic_id = ?"
+            params.append(int(topic_id))
+        counts: dict[int, dict[str, int]] = {}
+        for topic, week, n in self.conn.execute(sql + " GROUP BY 1, 2 ORDER BY 1, 2", params):
+            counts.setdefault(topic, {})[week] = n
+        return counts
 
     def topic_counts_between(self, start: str, end: str) -> dict[int, int]:
         """Papers per topic with start <= sort_date < end (ISO dates)."""
@@ -349,8 +342,3 @@ class TopicsStore:
             "SELECT pt.topic_id, count(*) FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
             " WHERE p.duplicate_of IS NULL AND p.sort_date >= ? AND p.sort_date < ?"
             " GROUP BY 1", (start, end)))
-
-    def latest_sort_date(self) -> str | None:
-        row = self.conn.execute(
-            "SELECT max(sort_date) FROM papers WHERE duplicate_of IS NULL").fetchone()
-        return row[0] if row else None

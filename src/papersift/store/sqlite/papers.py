@@ -1,182 +1,64 @@
-"""Papers in the store: batch upsert with merge and duplicate linking, and the reads stages need."""
+"""Papers in the SQLite store: batch upsert with merge and duplicate linking, and the reads stages need."""
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
-import re
 import sqlite3
-import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
-from operator import attrgetter
-from typing import Any, NamedTuple
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
-import orjson
-
+from papersift.clock import utc_now
+from papersift.ingest.merge import merge, source_kind
+from papersift.ingest.prepare import PreparedRecord, version_rows
 from papersift.records import PaperRecord
-from papersift.store.bulk import deferred_indexes
-from papersift.store.db import transaction, utc_now
-from papersift.store.fulltext import fulltext_deferred
-
-# When two sources disagree about a paper's text and neither gives a newer version, the
-# one that is closer to arXiv's own record wins. Higher wins; unknown sources rank lowest.
-SOURCE_RANK = {"arxiv": 50, "oai": 50, "snapshot": 40, "announce": 30, "file": 20, "hf": 10}
-
-_CHUNK = 500  # SQLite's default limit on bound variables is generous, but keep IN lists short.
-_SCALARS = (
-    "title", "abstract", "primary_category", "submitted", "updated", "doi", "comment",
-    "journal_ref", "license",
-)
+from papersift.store.contracts import UpsertReport
+from papersift.store.sqlite import bulk
+from papersift.store.sqlite.db import Concern, chunks, transaction
+from papersift.store.sqlite.fulltext import FulltextBuilder, adopt_index, fulltext_deferred
 
 
-def source_kind(source: str) -> str:
-    """'file:/x/y.jsonl' -> 'file'; 'arxiv' -> 'arxiv'."""
-    return source.split(":", 1)[0]
+class Papers(Concern):
+    """Everything about papers, authors, categories, versions and sources (contract: PapersStore)."""
 
-
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
-
-
-def slugify(text: str) -> str:
-    if not text.isascii():  # most names and titles are: their NFKD form is themselves
-        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    return _NOT_SLUG.sub("-", text.lower()).strip("-") or "x"
-
-
-_NOT_WORDS = re.compile(r"\\[a-zA-Z]+|[^\w]+")  # LaTeX commands and punctuation
-
-
-# Lowercase ASCII: letters, digits and '_' (what \w matches) are kept, the rest is a space.
-_ASCII_WORDS = {i: chr(i) if chr(i).isalnum() or chr(i) == "_" else " " for i in range(128)}
-
-
-def norm_title_key(title: str, authors: Sequence[str]) -> str | None:
-    """Normalized title + first author's surname: the fallback identity for duplicates."""
-    if title.isascii() and "\\" not in title:  # most titles: the regex's result, 2x faster
-        words = title.lower().translate(_ASCII_WORDS).split()
-    else:
-        if not title.isascii():
-            title = unicodedata.normalize("NFKC", title)
-        words = _NOT_WORDS.sub(" ", title.lower()).split()
-    if len(words) < 3 or not authors:
-        return None
-    surname = slugify(authors[0].split()[-1]) if authors[0].split() else ""
-    return " ".join(words) + "|" + surname
-
-
-@dataclass
-class UpsertReport:
-    """What one batch did to the store."""
-
-    new: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    unchanged: int = 0
-    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (paper, duplicate of)
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-_RECORD_FIELDS = tuple(f.name for f in fields(PaperRecord))
-_record_values = attrgetter(*_RECORD_FIELDS)
-assert _RECORD_FIELDS[-1] == "extras"  # _record_hash puts their JSON text in their place
-
-
-def _record_hash(values: tuple[Any, ...], extras_json: str) -> str:
-    """A hash of all a source said of a paper: equal hashes mean nothing to update."""
-    # orjson encodes every field in one C call; the extras are hashed as their canonical JSON
-    # text, which may hold what orjson refuses (integers over 64 bits, say). SHA-256 runs in
-    # hardware on most CPUs: here it is faster than BLAKE2b.
-    payload = orjson.dumps((*values[:-1], extras_json))
-    return hashlib.sha256(payload).hexdigest()[:32]
-
-
-class PreparedRecord(NamedTuple):
-    """A record with everything the store derives from it alone (hashes, keys, rows).
-
-    Building it needs no database, so a bulk ingest computes it in another process and the
-    writer only runs SQL. `line_key` is set when the record was read from a raw line whose
-    key (sources.files.line_key) lets a later run skip parsing it while it is unchanged.
-    """
-
-    values: tuple[Any, ...]  # the PaperRecord's fields in declaration order
-    id: str
-    source: str
-    record_hash: str
-    extras_json: str
-    paper_row: tuple[Any, ...]  # papers columns id .. norm_key, as _insert_papers writes them
-    sort_date: str | None
-    doi_key: str | None
-    norm_key: str | None
-    authors: tuple[str, ...]  # non-empty names in order
-    slugs: tuple[str, ...]
-    category_rows: list[tuple[str, str, int]]
-    version_rows: list[tuple[str, int, str | None]]
-    line_key: int | None = None
-
-    def record(self) -> PaperRecord:
-        return PaperRecord(*self.values)
-
-
-# Built once: json.dumps with options builds a new encoder per call.
-_EXTRAS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
-
-
-def _links_json(links: dict[str, str]) -> str:
-    return orjson.dumps(links, option=orjson.OPT_SORT_KEYS).decode()
-
-
-def prepare_record(record: PaperRecord, line_key: int | None = None) -> PreparedRecord:
-    """Everything about a record that does not depend on the store's content."""
-    extras_json = _EXTRAS_JSON(record.extras) if record.extras else "{}"
-    key = norm_title_key(record.title, record.authors)
-    authors = tuple(n for n in record.authors if n)
-    sort_date = _sort_date(record.announced, record.submitted)
-    values = _record_values(record)
-    return PreparedRecord(
-        values=values, id=record.id, source=record.source,
-        record_hash=_record_hash(values, extras_json), extras_json=extras_json,
-        paper_row=(
-            record.id, record.version, record.source, record.title, record.abstract,
-            ", ".join(record.authors), record.primary_category, record.submitted,
-            record.updated, record.announced, record.doi, record.comment, record.journal_ref,
-            record.license, _links_json(record.links), key,
-        ),
-        sort_date=sort_date, doi_key=record.doi.lower() if record.doi else None, norm_key=key,
-        authors=authors, slugs=tuple(map(slugify, authors)),
-        category_rows=[(record.id, c, i) for i, c in enumerate(dict.fromkeys(record.categories))],
-        version_rows=_version_rows(record), line_key=line_key,
-    )
-
-
-class PapersStore:
-    """Mixin of Store: everything about papers, authors, categories, versions and sources."""
-
-    conn: sqlite3.Connection
-    # Where the keys of lines read go: a bulk load holds them back (see store.bulk).
+    # Where the keys of lines read go: a bulk load holds them back (see bulk.held_lines).
     lines_table = "source_lines"
 
     # ---------------------------------------------------------------- writes
-    def upsert_papers(self, records: Sequence[PaperRecord]) -> UpsertReport:
-        """Insert or merge a batch of records in one transaction.
-
-        The newest version (then the higher-ranked source) wins the text; empty fields never
-        erase known ones; version history and sources accumulate. A record its source already
-        gave unchanged costs one indexed lookup and nothing else.
-        """
-        return self.upsert_prepared([prepare_record(r) for r in records])
-
-    def upsert_prepared(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """upsert_papers for records already run through prepare_record (bulk ingest)."""
+    def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
+        """Insert or merge a batch in one transaction (see PapersStore.upsert_papers)."""
         report = UpsertReport()
         if not items:
             return report
         with transaction(self.conn):
             self._upsert(items, report)
         return report
+
+    @contextlib.contextmanager
+    def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
+        """Into a store with no papers (if `wanted`), or to finish a load that was cut short:
+        the full-text index is built by a helper process from the rows the writer commits
+        (fulltext.py), and the indexes a load does not use at its end (bulk.py).
+
+        Leaving normally builds them. Leaving by an error (or being killed) leaves the store
+        marked, so that the next ingest finishes them.
+        """
+        if not bulk.defer_indexes(self.conn, wanted):
+            yield False
+            return
+        builder = FulltextBuilder(self.path)
+        try:
+            with bulk.held_lines(self.conn) as self.lines_table:
+                try:
+                    yield True
+                finally:
+                    self.lines_table = Papers.lines_table
+            builder.request_finish()
+            bulk.build_deferred_indexes(self.conn)  # while the helper indexes the last papers
+            watermark, last_seq = builder.finish()
+            adopt_index(self.path, builder.scratch, watermark, last_seq)
+        finally:
+            builder.close()
 
     def current_lines(self, keys: Sequence[int]) -> set[int]:
         """The line keys whose record is still what its source last gave for its paper.
@@ -185,7 +67,7 @@ class PapersStore:
         without parsing it (the check is as exact as comparing record hashes).
         """
         found: set[int] = set()
-        for chunk in _chunks(list(keys)):
+        for chunk in chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
             found.update(r[0] for r in self.conn.execute(
                 f"SELECT l.line_key FROM source_lines l JOIN paper_sources s"
@@ -262,7 +144,7 @@ class PapersStore:
         for source, paper_id in keys:
             by_source.setdefault(source, []).append(paper_id)
         for source, ids in by_source.items():
-            for chunk in _chunks(ids):
+            for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 for paper_id, record_hash in self.conn.execute(
                     f"SELECT paper_id, record_hash FROM paper_sources"
@@ -273,7 +155,7 @@ class PapersStore:
 
     def _current_rows(self, ids: list[str]) -> dict[str, sqlite3.Row]:
         rows: dict[str, sqlite3.Row] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids))):
+        for chunk in chunks(list(dict.fromkeys(ids))):
             marks = ",".join("?" * len(chunk))
             for row in self.conn.execute(f"SELECT * FROM papers WHERE id IN ({marks})", chunk):
                 rows[row["id"]] = row
@@ -287,7 +169,7 @@ class PapersStore:
         unique slugs."""
         unique = [n for n in wanted if n]
         ids: dict[str, int] = {}
-        for chunk in _chunks(unique):
+        for chunk in chunks(unique):
             marks = ",".join("?" * len(chunk))
             for author_id, name in self.conn.execute(
                 f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
@@ -297,7 +179,7 @@ class PapersStore:
         if not missing:
             return ids
         taken: set[str] = set()
-        for chunk in _chunks(list({wanted[n] for n in missing})):
+        for chunk in chunks(list({wanted[n] for n in missing})):
             marks = ",".join("?" * len(chunk))
             taken.update(r[0] for r in self.conn.execute(
                 f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
@@ -322,14 +204,14 @@ class PapersStore:
         """First stored (non-duplicate) paper per lowercased DOI and per title key."""
         by_doi: dict[str, str] = {}
         by_key: dict[str, str] = {}
-        for chunk in _chunks(sorted(dois)):
+        for chunk in chunks(sorted(dois)):
             marks = ",".join("?" * len(chunk))
             for paper_id, doi in self.conn.execute(
                 f"SELECT id, lower(doi) FROM papers WHERE lower(doi) IN ({marks})"
                 " AND duplicate_of IS NULL ORDER BY pk DESC", chunk,
             ):
                 by_doi[doi] = paper_id  # DESC order: the earliest stored one is written last
-        for chunk in _chunks(sorted(keys)):
+        for chunk in chunks(sorted(keys)):
             marks = ",".join("?" * len(chunk))
             for paper_id, key in self.conn.execute(
                 f"SELECT id, norm_key FROM papers WHERE norm_key IN ({marks})"
@@ -401,59 +283,27 @@ class PapersStore:
         self, row: sqlite3.Row, record: PaperRecord, author_ids: dict[str, int]
     ) -> bool:
         """Merge a record into the stored paper; True if anything visible changed."""
-        current_rank = (row["version"] or 0, SOURCE_RANK.get(source_kind(row["text_source"]), 0))
-        incoming_rank = (record.version or 0, SOURCE_RANK.get(source_kind(record.source), 0))
-        wins = incoming_rank >= current_rank
-        new_values = {
-            "title": record.title, "abstract": record.abstract,
-            "primary_category": record.primary_category, "submitted": record.submitted,
-            "updated": record.updated, "doi": record.doi, "comment": record.comment,
-            "journal_ref": record.journal_ref, "license": record.license,
-        }
-        merged: dict[str, Any] = {}
-        for name in _SCALARS:
-            old, new = row[name], new_values[name]
-            merged[name] = (new if new not in (None, "") else old) if wins else (
-                old if old not in (None, "") else new)
-        # The first announcement is the news; replacements are re-announced later.
-        known = [d for d in (row["announced"], record.announced) if d]
-        merged["announced"] = min(known) if known else None
-        stored_links = json.loads(row["links"])
-        links = {**stored_links, **record.links} if wins else {**record.links, **stored_links}
-        # Compared as values: stores written before orjson hold the same JSON spaced out.
-        merged["links"] = row["links"] if links == stored_links else _links_json(links)
-        merged["version"] = max(row["version"] or 0, record.version or 0) or None
-        merged["text_source"] = record.source if wins else row["text_source"]
-        authors_change = wins and record.authors and ", ".join(record.authors) != row["authors_text"]
-        merged["authors_text"] = ", ".join(record.authors) if authors_change else row["authors_text"]
-        merged["norm_key"] = norm_title_key(
-            merged["title"], record.authors if authors_change else merged["authors_text"].split(", ")
-        )
-        merged["sort_date"] = _sort_date(merged["announced"], merged["submitted"])
-        categories_change = wins and record.categories and record.categories != self._categories(
-            record.id)
-        changed_fields = {k: v for k, v in merged.items() if row[k] != v}
-        if changed_fields:
-            assignments = ", ".join(f"{k} = ?" for k in changed_fields)
-            self.conn.execute(
-                f"UPDATE papers SET {assignments} WHERE id = ?", (*changed_fields.values(), record.id)
-            )
-        if authors_change:
+        change = merge(row, record)
+        if change.changed:
+            assignments = ", ".join(f"{k} = ?" for k in change.changed)
+            self.conn.execute(f"UPDATE papers SET {assignments} WHERE id = ?",
+                              (*change.changed.values(), record.id))
+        categories_change = bool(change.wins and record.categories
+                                 and record.categories != self._categories(record.id))
+        if change.authors_change:
             self.conn.execute("DELETE FROM paper_authors WHERE paper_id = ?", (record.id,))
         if categories_change:
             self.conn.execute("DELETE FROM paper_categories WHERE paper_id = ?", (record.id,))
-        if authors_change or categories_change:
+        if change.authors_change or categories_change:
             self._write_people_and_categories(
                 PaperRecord(
                     id=record.id, title="", abstract="", source=record.source,
-                    authors=record.authors if authors_change else [],
+                    authors=record.authors if change.authors_change else [],
                     categories=record.categories if categories_change else [],
                 ),
                 author_ids,
             )
-        # 'source' and 'text_source' bookkeeping alone is not a visible change.
-        visible = set(changed_fields) - {"text_source"}
-        return bool(visible or authors_change or categories_change)
+        return change.visible or categories_change
 
     def _categories(self, paper_id: str) -> list[str]:
         return [r[0] for r in self.conn.execute(
@@ -464,7 +314,7 @@ class PapersStore:
         self.conn.executemany(
             "INSERT INTO paper_versions(paper_id, version, date) VALUES (?,?,?)"
             " ON CONFLICT(paper_id, version) DO UPDATE SET date = coalesce(date, excluded.date)",
-            _version_rows(record),
+            version_rows(record),
         )
 
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
@@ -527,7 +377,7 @@ class PapersStore:
             "authors": conn.execute("SELECT count(*) FROM authors").fetchone()[0],
             # Set while a bulk load builds these indexes, or after one was killed.
             "full_text_index_pending": fulltext_deferred(conn),
-            "indexes_pending": deferred_indexes(conn),
+            "indexes_pending": bulk.deferred_indexes(conn),
             "by_source": by_source,
             "by_category": dict(conn.execute(
                 "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
@@ -550,7 +400,7 @@ class PapersStore:
             clauses.append("sort_date >= ?")
             params.append(since)
         if ids is not None:
-            for chunk in _chunks(list(ids)):
+            for chunk in chunks(list(ids)):
                 marks = ",".join("?" * len(chunk))
                 yield from self._paper_dicts(
                     f"SELECT * FROM papers WHERE id IN ({marks}) AND {' AND '.join(clauses)}"
@@ -565,6 +415,18 @@ class PapersStore:
                 return
             yield from rows
             last = rows[-1]["pk"]
+
+    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
+        """sort_date of live papers (all, or these)."""
+        rows = self.conn.execute("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL")
+        if ids is None:
+            return {r[0]: r[1] for r in rows}
+        wanted = set(ids)
+        return {r[0]: r[1] for r in rows if r[0] in wanted}
+
+    def primary_categories(self) -> dict[str, str | None]:
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL")}
 
     def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
         for row in self.conn.execute(sql, params).fetchall():
@@ -590,19 +452,9 @@ class PapersStore:
         self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_terms"
                           " USING fts5vocab(main, papers_fts, col)")
         dump = {name: [tuple(r) for r in self.conn.execute(sql)] for name, sql in tables.items()}
-        # The indexes too: a bulk load drops some and builds them again (store.bulk).
+        # The indexes too: a bulk load drops some and builds them again (bulk.py).
         dump["indexes"] = [tuple(r) for r in self.conn.execute(
             "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name")]
         return dump
 
 
-def _version_rows(record: PaperRecord) -> list[tuple[str, int, str | None]]:
-    history = dict(record.versions)
-    if record.version and record.version not in history:
-        history[record.version] = record.submitted if record.version == 1 else None
-    return [(record.id, v, d) for v, d in sorted(history.items())]
-
-
-def _sort_date(announced: str | None, submitted: str | None) -> str | None:
-    date = announced or submitted
-    return date[:10] if date else None

@@ -1,5 +1,5 @@
 -- A bulk load into an empty store builds its full-text index in a helper process and copies
--- it in at the end (papersift.store.fulltext; ingest throughput, issue 2). While the row
+-- it in at the end (papersift.store.sqlite.fulltext; ingest throughput, issue 2). While the row
 -- below exists, paper writes do not touch papers_fts: a text change or a delete is logged
 -- with the text before and after, so that the helper can replay it on rows it has indexed.
 CREATE TABLE fulltext_deferred (

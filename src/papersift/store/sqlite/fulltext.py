@@ -2,7 +2,7 @@
 
 Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with
 no papers has an empty index, so a helper process can build one in a scratch database from
-the rows the writer commits, and the writer copies it in at the end (store.bulk runs this).
+the rows the writer commits, and the writer copies it in at the end (Papers.bulk_load runs this).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from papersift.store.db import PAGE_SIZE, StoreError, transaction
+from papersift.store.contracts import StoreError
+from papersift.store.sqlite.db import PAGE_SIZE, transaction
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")

@@ -1,45 +1,34 @@
-"""Read queries for the web pages: listings, days, topics, sections, authors, sitemap, feeds."""
+"""Read queries of the site's listings in SQLite: days, topics, sections, categories, authors, sitemap."""
 
 from __future__ import annotations
 
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from papersift.store.db import transaction, utc_now
+from papersift.store.sqlite.db import Concern, chunks, marks
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
 _LISTING = (
     "p.id, p.title, p.abstract, p.authors_text, p.sort_date, p.announced, p.primary_category"
 )
 _LIVE = "p.duplicate_of IS NULL"
-_CHUNK = 500
 # Above this many papers a listing walks the date index (stops after the page); below it,
 # fetching the listing's papers by id and sorting them is cheaper.
 _BIG = 2000
 
 
-def _marks(items: Sequence[Any]) -> str:
-    return ",".join("?" * len(items))
+class Pages(Concern):
+    """The listings' reads (contract: PagesStore); only reads."""
 
-
-def _chunks(items: Sequence[Any]) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start:start + _CHUNK]
-
-
-class PagesStore:
-    """Mixin of Store (see papersift.store). Only reads, except for the admin's summary flag."""
-
-    conn: sqlite3.Connection
-
-    def data_version(self) -> int:
-        """Moves whenever another connection commits: the web page cache's validity check."""
-        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        super().__init__(conn, path)
+        self._live_count: tuple[float, int] | None = None  # (when, live papers): see _walk_dates
 
     # ------------------------------------------------------------- decorate
-    def listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Add to listing rows: first three authors with slugs, visible summary, topic and section."""
         ids = [r["id"] for r in rows]
         if not ids:
@@ -47,24 +36,24 @@ class PagesStore:
         lead: dict[str, list[dict[str, str]]] = {}
         summaries: dict[str, dict[str, Any]] = {}
         topics: dict[str, dict[str, Any]] = {}
-        for chunk in _chunks(ids):
-            marks = _marks(chunk)
+        for chunk in chunks(ids):
+            in_chunk = marks(chunk)
             for pid, name, slug in self.conn.execute(
                 "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
                 " JOIN authors a ON a.id = pa.author_id"
-                f" WHERE pa.paper_id IN ({marks}) AND pa.position < 3"
+                f" WHERE pa.paper_id IN ({in_chunk}) AND pa.position < 3"
                 " ORDER BY pa.paper_id, pa.position", chunk):
                 lead.setdefault(pid, []).append({"name": name, "slug": slug})
             for row in self.conn.execute(
                 "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
-                f" FROM summaries WHERE hidden = 0 AND paper_id IN ({marks})", chunk):
+                f" FROM summaries WHERE hidden = 0 AND paper_id IN ({in_chunk})", chunk):
                 summaries[row["paper_id"]] = dict(row)
             for row in self.conn.execute(
                 "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
                 " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
                 " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
                 " LEFT JOIN sections s ON s.id = t.section_id"
-                f" WHERE pt.paper_id IN ({marks}) AND t.retired_build IS NULL", chunk):
+                f" WHERE pt.paper_id IN ({in_chunk}) AND t.retired_build IS NULL", chunk):
                 topics[row["paper_id"]] = dict(row)
         for row in rows:
             row["lead_authors"] = lead.get(row["id"], [])
@@ -79,15 +68,13 @@ class PagesStore:
         if total <= _BIG:
             return False
         now = time.monotonic()
-        cached = getattr(self, "_pages_live_count", None)
-        if cached is None or now - cached[0] > 300:
-            cached = (now, self.conn.execute(
+        if self._live_count is None or now - self._live_count[0] > 300:
+            self._live_count = (now, self.conn.execute(
                 "SELECT count(*) FROM papers WHERE duplicate_of IS NULL").fetchone()[0])
-            self._pages_live_count = cached
-        return wanted * cached[1] < total * total
+        return wanted * self._live_count[1] < total * total
 
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        return self.listing_extras([dict(r) for r in self.conn.execute(sql, params)])
+        return self._listing_extras([dict(r) for r in self.conn.execute(sql, params)])
 
     # ------------------------------------------------------------------ days
     def latest_day(self) -> str | None:
@@ -128,71 +115,6 @@ class PagesStore:
             " AND duplicate_of IS NULL ORDER BY 1 DESC")]
 
     # ---------------------------------------------------------------- topics
-    def has_topics(self) -> bool:
-        return self.conn.execute(
-            "SELECT 1 FROM topics t WHERE t.retired_build IS NULL"
-            " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.topic_id = t.id) LIMIT 1"
-        ).fetchone() is not None
-
-    def last_topic_build_at(self) -> str | None:
-        return self.conn.execute("SELECT max(created_at) FROM topic_builds").fetchone()[0]
-
-    def topic_sizes(self) -> dict[int, int]:
-        return dict(self.conn.execute(
-            "SELECT topic_id, count(*) FROM paper_topics GROUP BY topic_id"))
-
-    def sections_and_topics(self) -> list[dict[str, Any]]:
-        """Sections in order, each with its live topics (id, slug, label, is_other)."""
-        sections: dict[int | None, dict[str, Any]] = {}
-        for row in self.conn.execute(
-                "SELECT id, slug, label, position FROM sections ORDER BY position, label"):
-            sections[row["id"]] = {**dict(row), "topics": []}
-        for row in self.conn.execute(
-                "SELECT id, slug, coalesce(llm_label, label) AS label, key_phrases, section_id,"
-                " is_other FROM topics WHERE retired_build IS NULL ORDER BY is_other, label"):
-            section = sections.get(row["section_id"])
-            if section is None:
-                section = sections.setdefault(None, {
-                    "id": None, "slug": "other", "label": "Other", "position": 1 << 30,
-                    "topics": []})
-            section["topics"].append(dict(row))
-        return [s for s in sections.values() if s["topics"]]
-
-    def weekly_topic_counts(self, since: str) -> dict[int, dict[str, int]]:
-        """{topic id: {week start (YYYY-MM-DD, Monday): papers}} for papers since that day."""
-        counts: dict[int, dict[str, int]] = {}
-        for topic_id, week, n in self.conn.execute(
-            "SELECT pt.topic_id, date(p.sort_date, '-' || ((strftime('%w', p.sort_date) + 6) % 7)"
-            " || ' days') AS week, count(*) FROM papers p"
-            " JOIN paper_topics pt ON pt.paper_id = p.id"
-            f" WHERE p.sort_date >= ? AND {_LIVE} GROUP BY 1, 2", (since,)):
-            counts.setdefault(topic_id, {})[week] = n
-        return counts
-
-    def find_topic(self, slug: str) -> tuple[dict[str, Any] | None, str | None]:
-        """(topic, None) for a live topic; (None, new slug) for an old slug; (None, None) if unknown."""
-        row = self.conn.execute(
-            "SELECT t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label,"
-            " t.key_phrases, t.is_other, t.retired_build, s.slug AS section_slug,"
-            " s.label AS section_label FROM topics t LEFT JOIN sections s ON s.id = t.section_id"
-            " WHERE t.slug = ?", (slug,)).fetchone()
-        if row is not None and row["retired_build"] is None:
-            return dict(row), None
-        seen = {slug}
-        current = slug
-        for _ in range(10):  # follow chains of merges/renames, never loop
-            redirect = self.conn.execute(
-                "SELECT t.slug, t.retired_build FROM topic_redirects r"
-                " JOIN topics t ON t.id = r.new_topic_id WHERE r.old_slug = ?",
-                (current,)).fetchone()
-            if redirect is None or redirect["slug"] in seen:
-                break
-            if redirect["retired_build"] is None:
-                return None, redirect["slug"]
-            current = redirect["slug"]
-            seen.add(current)
-        return None, None
-
     def topic_papers_page(
         self, topic_id: int, limit: int, offset: int
     ) -> tuple[int, list[dict[str, Any]]]:
@@ -209,11 +131,6 @@ class PagesStore:
             " LIMIT ? OFFSET ?", (topic_id, limit, offset))]
         found = self.listing_by_ids(ids)
         return total, [found[i] for i in ids if i in found]
-
-    def find_section(self, slug: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT id, slug, label FROM sections WHERE slug = ?", (slug,)).fetchone()
-        return dict(row) if row else None
 
     def section_papers_page(
         self, section_id: int, limit: int, offset: int
@@ -296,35 +213,15 @@ class PagesStore:
             f" AND {_LIVE} AND p.primary_category IS NOT NULL GROUP BY 1"
             " ORDER BY papers DESC, 1 LIMIT ?", (author_id, limit))]
 
-    # ----------------------------------------------------------------- paper
-    def paper_summary(self, paper_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT tldr, blurb, writer, model, prompt_version, created_at, flagged"
-            " FROM summaries WHERE paper_id = ? AND hidden = 0", (paper_id,)).fetchone()
-        return dict(row) if row else None
-
-    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
-        row = self.conn.execute(
-            "SELECT t.slug, coalesce(t.llm_label, t.label) AS label, s.slug AS section_slug,"
-            " s.label AS section_label FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-            " LEFT JOIN sections s ON s.id = t.section_id WHERE pt.paper_id = ?"
-            " AND t.retired_build IS NULL",
-            (paper_id,)).fetchone()
-        return dict(row) if row else None
-
-    def has_embedding(self, paper_id: str) -> bool:
-        """Whether the embed stage has reached this paper (similar papers need it)."""
-        return self.conn.execute("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
-                                 (paper_id,)).fetchone() is not None
-
+    # ---------------------------------------------------------------- by id
     def listing_by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Listing rows for these ids (duplicates excluded), keyed by id."""
         found: list[dict[str, Any]] = []
-        for chunk in _chunks(list(ids)):
+        for chunk in chunks(list(ids)):
             found += [dict(r) for r in self.conn.execute(
-                f"SELECT {_LISTING} FROM papers p WHERE p.id IN ({_marks(chunk)}) AND {_LIVE}",
+                f"SELECT {_LISTING} FROM papers p WHERE p.id IN ({marks(chunk)}) AND {_LIVE}",
                 chunk)]
-        return {r["id"]: r for r in self.listing_extras(found)}
+        return {r["id"]: r for r in self._listing_extras(found)}
 
     # --------------------------------------------------------------- sitemap
     def sitemap_counts(self) -> dict[str, int]:
@@ -354,12 +251,3 @@ class PagesStore:
             " JOIN papers p ON p.id = pa.paper_id WHERE pa.author_id = a.id"
             f" AND {_LIVE}) ORDER BY a.id"):
             yield row[0]
-
-    # ----------------------------------------------------------------- admin
-    def flag_summary_row(self, paper_id: str, reason: str) -> bool:
-        """Mark a paper's summary flagged; False when it has none."""
-        with transaction(self.conn):
-            cursor = self.conn.execute(
-                "UPDATE summaries SET flagged = 1, flag_reason = ? WHERE paper_id = ?",
-                (f"{reason} ({utc_now()})", paper_id))
-        return cursor.rowcount > 0

@@ -1,4 +1,4 @@
-"""TL;DRs and blurbs with provenance, staleness and flags."""
+"""TL;DRs and blurbs in SQLite, with provenance, staleness and flags."""
 
 from __future__ import annotations
 
@@ -7,19 +7,17 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from papersift.store.db import transaction, utc_now
+from papersift.clock import utc_now
+from papersift.store.sqlite.db import Concern, chunks, marks, transaction
 
-_CHUNK = 500
 _COLUMNS = (
     "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
     "notes", "tokens", "seconds", "flagged", "flag_reason", "hidden",
 )
 
 
-class SummariesStore:
-    """Mixin of Store (see papersift.store)."""
-
-    conn: sqlite3.Connection
+class Summaries(Concern):
+    """Summaries with their provenance and flags (contract: SummariesStore)."""
 
     # ----------------------------------------------------------------- reads
     def summary_states(
@@ -61,12 +59,9 @@ class SummariesStore:
     def summaries_for(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Visible (not hidden) summaries of these papers, by paper id; papers without one are absent."""
         found: dict[str, dict[str, Any]] = {}
-        unique = list(dict.fromkeys(ids))
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start:start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(list(dict.fromkeys(ids))):
             for row in self.conn.execute(
-                f"SELECT * FROM summaries WHERE hidden = 0 AND paper_id IN ({marks})", chunk
+                f"SELECT * FROM summaries WHERE hidden = 0 AND paper_id IN ({marks(chunk)})", chunk
             ):
                 found[row["paper_id"]] = _summary_dict(row)
         return found

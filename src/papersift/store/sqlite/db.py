@@ -1,31 +1,29 @@
-"""The SQLite connection: WAL mode, numbered migrations applied on open, and transactions."""
+"""The SQLite connection: WAL mode, numbered migrations applied on open, transactions, and the base of every concern."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypeVar
 
+from papersift.clock import utc_now
+from papersift.store.contracts import StoreError
+
+T = TypeVar("T")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 PAGE_SIZE = 8192  # bytes, for databases created from now on
-
-
-class StoreError(RuntimeError):
-    """The database cannot be opened or is from a newer papersift."""
-
-
-def utc_now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+# SQLite's default limit on bound variables is generous, but keep IN lists short.
+CHUNK = 500
 
 
 def migrations() -> list[tuple[int, str, str]]:
     """(number, file name, SQL) for every packaged migration, in order."""
     found = []
-    for entry in resources.files("papersift.store.migrations").iterdir():
+    for entry in resources.files("papersift.store.sqlite.migrations").iterdir():
         match = _MIGRATION_NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
@@ -121,3 +119,21 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def marks(items: Sequence[Any]) -> str:
+    """'?,?,?' for an IN list of these items."""
+    return ",".join("?" * len(items))
+
+
+class Concern:
+    """The queries of one concern over the store's connection (see store.contracts)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path

@@ -15,11 +15,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from papersift.ingest.prepare import PreparedRecord, prepare_record
 from papersift.records import PaperRecord, Skipped
 from papersift.sources import SourceOptions
 from papersift.sources.files import in_range, iter_lines, line_key, parse_line
 from papersift.store import open_store
-from papersift.store.papers import PreparedRecord, prepare_record
 
 # Lines per message: big enough that encoding and pipe hand-offs cost little per line.
 _CHUNK_LINES = 1000
@@ -42,7 +42,7 @@ class CachedLine(NamedTuple):
 Item = PreparedRecord | CachedLine | Skipped
 
 
-def file_items(path: Path, options: SourceOptions, db_path: Path) -> Iterator[Item]:
+def file_items(path: Path, options: SourceOptions, store_location: str) -> Iterator[Item]:
     """The items of a JSON-lines file, read, parsed and prepared in a helper process.
 
     Without --since/--until/--limit, lines already ingested unchanged are recognised by their
@@ -52,7 +52,7 @@ def file_items(path: Path, options: SourceOptions, db_path: Path) -> Iterator[It
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     receiver, sender = context.Pipe(duplex=False)
     helper = context.Process(
-        target=_produce, args=(path, options, db_path, sender, receiver),
+        target=_produce, args=(path, options, store_location, sender, receiver),
         name="papersift-ingest-reader", daemon=True)
     helper.start()
     sender.close()
@@ -119,7 +119,8 @@ def _decode_items(message: bytes) -> list[Item]:
 
 
 def _produce(
-    path: Path, options: SourceOptions, db_path: Path, sender: Connection, receiver: Connection
+    path: Path, options: SourceOptions, store_location: str, sender: Connection,
+    receiver: Connection,
 ) -> None:
     """Helper process: send chunks of items (_encode_items), then ('done', None) or
     ('error', exc), pickled."""
@@ -153,7 +154,7 @@ def _produce(
         post(pickle.dumps((kind, payload), pickle.HIGHEST_PROTOCOL))
 
     try:
-        for chunk in _chunks(_prepare(path, options, db_path)):
+        for chunk in _chunks(_prepare(path, options, store_location)):
             post(_encode_items(chunk))
         put("done", None)
     except SystemExit:
@@ -178,17 +179,17 @@ def _chunks(items: Iterator[Item]) -> Iterator[list[Item]]:
         yield chunk
 
 
-def _prepare(path: Path, options: SourceOptions, db_path: Path) -> Iterator[Item]:
+def _prepare(path: Path, options: SourceOptions, store_location: str) -> Iterator[Item]:
     """Lines -> items, with the same records, skips and limit as files.read_jsonl."""
     filtered = bool(options.since or options.until or options.limit)
     # Lines known unchanged are only worth skipping on a whole-file run: with a date range or
     # a limit, which lines count depends on their parsed content.
-    known = None if filtered else open_store(db_path, readonly=True)
+    known = None if filtered else open_store(store_location, readonly=True)
     emitted = 0
     try:
         for lines in _chunks(iter_lines(path)):
             keys = [None if isinstance(item, Skipped) else line_key(item[1]) for item in lines]
-            unchanged = known.current_lines([k for k in keys if k is not None]) if known else set()
+            unchanged = known.papers.current_lines([k for k in keys if k is not None]) if known else set()
             for item, key in zip(lines, keys, strict=True):
                 if isinstance(item, Skipped):
                     yield item

@@ -1,19 +1,17 @@
-"""Embeddings per paper and model, keyed by a hash of the embedded text."""
+"""Embeddings per paper and model in SQLite, keyed by a hash of the embedded text."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from papersift.store.db import transaction, utc_now
+from papersift.clock import utc_now
+from papersift.store.sqlite.db import Concern, chunks, marks, transaction
 
 
-class EmbeddingsStore:
-    """Mixin of Store (see papersift.store). Vectors are float32 little-endian blobs."""
-
-    conn: sqlite3.Connection
+class Embeddings(Concern):
+    """Vectors as float32 little-endian blobs (contract: EmbeddingsStore)."""
 
     def iter_embedding_inputs(
         self, model: str, batch: int = 512
@@ -77,6 +75,16 @@ class EmbeddingsStore:
         ).fetchone()
         return None if row is None else np.frombuffer(row[0], dtype="<f4").copy()
 
+    def has_embedding(self, paper_id: str) -> bool:
+        """Whether the embed stage has reached this paper (similar papers need it)."""
+        return self.conn.execute("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
+                                 (paper_id,)).fetchone() is not None
+
+    def embedding_models(self) -> list[str]:
+        """Models that have stored embeddings, most vectors first."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY 2 DESC, 1")]
+
     def count_embeddings(self, model: str) -> int:
         return self.conn.execute(
             "SELECT count(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0]
@@ -94,25 +102,13 @@ class EmbeddingsStore:
         """(pks found, float32 matrix) for these papers.pk values, in the order asked."""
         found: dict[int, bytes] = {}
         wanted = list(pks)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(wanted):
             for pk, blob in self.conn.execute(
                 f"SELECT p.pk, e.vector FROM papers p JOIN embeddings e ON e.paper_id = p.id"
-                f" AND e.model = ? WHERE p.pk IN ({marks})", (model, *chunk)):
+                f" AND e.model = ? WHERE p.pk IN ({marks(chunk)})", (model, *chunk)):
                 found[pk] = blob
         order = [pk for pk in wanted if pk in found]
         if not order:
             return [], np.zeros((0, 0), dtype=np.float32)
         matrix = np.frombuffer(b"".join(found[pk] for pk in order), dtype="<f4")
         return order, matrix.reshape(len(order), -1).astype(np.float32, copy=False)
-
-    def ids_of_pks(self, pks: Sequence[int]) -> dict[int, str]:
-        out: dict[int, str] = {}
-        wanted = list(pks)
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            out.update(self.conn.execute(
-                f"SELECT pk, id FROM papers WHERE pk IN ({marks})", chunk))
-        return out

@@ -1,32 +1,67 @@
-"""Full-text (FTS5) queries for keyword search: bm25 with field weights, filters, term statistics."""
+"""Keyword search on FTS5: queries written in its syntax, bm25 with field weights, filters, term statistics."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
 from typing import Any
 
-_CHUNK = 500
+from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
+from papersift.store.sqlite.db import Concern, chunks, marks
+
+# Document counts per database and term, with the index size they were read at (see
+# term_doc_counts): shared by every connection of the process.
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}
 _DOC_COUNTS_MAX = 200_000
+_TOKENIZE_LOCK = threading.Lock()
 
 
-class SearchStore:
-    """Mixin of Store (see papersift.store)."""
+def fts_term(term: Term) -> str:
+    """A Term as an FTS5 string (quoted, so no word is read as an operator or column)."""
+    quoted = '"' + term.text.replace('"', '""') + '"'
+    return quoted + ("*" if term.prefix else "")
 
-    conn: sqlite3.Connection
-    _tokenize_lock = threading.Lock()
+
+def fts_expression(query: KeywordQuery) -> str:
+    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere."""
+    parts: list[str] = []
+    previous_was_term = False
+    for item in query.items:
+        if isinstance(item, str):
+            parts.append(item)
+            previous_was_term = False
+            continue
+        if previous_was_term:
+            parts.append(query.default_operator)
+        parts.append(fts_term(item))
+        previous_was_term = True
+    return " ".join(parts)
+
+
+def author_expression(authors: Sequence[str]) -> str | None:
+    """An FTS5 column filter that requires every named author (words as a phrase)."""
+    clauses = []
+    for name in authors:
+        words = [w for w in re.split(r"[^\w]+|_", name) if w]
+        if words:
+            clauses.append('authors_text : "' + " ".join(words).replace('"', '""') + '"')
+    return " AND ".join(clauses) if clauses else None
+
+
+class Search(Concern):
+    """The keyword index and search filters (contract: SearchStore)."""
 
     # ------------------------------------------------------------ term statistics
-    def fts_tokens(self, words: Sequence[str]) -> list[list[str]]:
+    def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
         """Each word as the FTS index sees it (porter-stemmed, case-folded tokens).
 
         Uses a temporary FTS5 table with the index's own tokenizer, so no stemmer has to agree
         with SQLite's; works on read-only connections (the temp schema is private)."""
         if not words:
             return []
-        with self._tokenize_lock:
+        with _TOKENIZE_LOCK:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5("
                 "word, tokenize='porter unicode61 remove_diacritics 2')")
@@ -43,18 +78,17 @@ class SearchStore:
             self.conn.execute("DELETE FROM temp.query_tokens")
         return found
 
-    def fts_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
+    def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
         """How many papers contain each (already tokenized) term.
 
         Counting reads the term's whole posting list, so counts are cached per database and
         refreshed when the index has grown by a few percent: df drifts slowly."""
-        with self._tokenize_lock:
+        with _TOKENIZE_LOCK:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
                 " USING fts5vocab(main, papers_fts, row)")
-        generation = self.fts_size() // 2000
-        key = str(getattr(self, "path", id(self.conn)))
-        cache = _DOC_COUNTS.setdefault(key, {})
+        generation = self._fts_size() // 2000
+        cache = _DOC_COUNTS.setdefault(str(self.path), {})
         counts: dict[str, int] = {}
         for term in tokens:
             cached = cache.get(term)
@@ -67,14 +101,15 @@ class SearchStore:
             counts[term] = cached[0]
         return counts
 
-    def fts_size(self) -> int:
+    def _fts_size(self) -> int:
         """Papers in the FTS index (including duplicates), cheaply."""
         row = self.conn.execute("SELECT max(pk) FROM papers").fetchone()
         return int(row[0] or 0)
 
     # -------------------------------------------------------------- filters
-    def _filter_sql(self, filters: Any, alias: str = "p") -> tuple[str, list[Any]]:
-        """SQL conditions on papers `alias` for a search.keyword.Filters; never empty."""
+    def _filter_sql(self, filters: SearchFilters | None, alias: str = "p"
+                    ) -> tuple[str, list[Any]]:
+        """SQL conditions on papers `alias` (authors aside: they are matched in the index)."""
         clauses = [f"{alias}.duplicate_of IS NULL"]
         params: list[Any] = []
         if filters is None:
@@ -101,29 +136,39 @@ class SearchStore:
             params.append(filters.topic)
         return " AND ".join(clauses), params
 
-    def filtered_pks(self, filters: Any, author_match: str | None = None) -> set[int]:
-        """pks of the papers that pass these filters (and the author FTS expression, if any)."""
+    def _filtered(self, filters: SearchFilters | None) -> tuple[str, list[Any]]:
+        """SELECT p.pk ... for the papers passing every filter, authors included."""
         where, params = self._filter_sql(filters)
         sql = f"SELECT p.pk FROM papers p WHERE {where}"
-        if author_match:
+        authors = author_expression(filters.authors) if filters else None
+        if authors:
             sql += " AND p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
-            params.append(author_match)
+            params.append(authors)
+        return sql, params
+
+    def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
+        sql, params = self._filtered(filters)
         return {r[0] for r in self.conn.execute(sql, params)}
 
-    def count_filtered(self, filters: Any) -> int:
-        where, params = self._filter_sql(filters)
-        return self.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}", params).fetchone()[0]
+    def recent_pks(self, filters: SearchFilters | None, limit: int) -> list[int]:
+        sql, params = self._filtered(filters)
+        sql += " ORDER BY p.sort_date DESC, p.pk DESC LIMIT ?"
+        return [r[0] for r in self.conn.execute(sql, (*params, int(limit)))]
 
     # ------------------------------------------------------------- ranking
     def keyword_search(
-        self, match: str, weights: Sequence[float], filters: Any = None, limit: int = 100
+        self, query: KeywordQuery, weights: Sequence[float],
+        filters: SearchFilters | None = None, limit: int = 100,
     ) -> list[tuple[int, float]]:
-        """(pk, bm25 score, higher is better) of the best matches, best first.
-
-        Raises sqlite3.OperationalError for an expression FTS5 rejects (the caller builds safe ones)."""
+        """(pk, bm25 score, higher is better) of the best matches, best first."""
+        match = fts_expression(query)
+        authors = author_expression(filters.authors) if filters else None
+        if authors:
+            match = f"({match}) AND {authors}" if match else authors
         w_title, w_abstract, w_authors = (float(w) for w in weights)
-        if filters is None or filters.is_empty():
-            # No join: joining papers reads every matching row (abstract and all) from disk.
+        if filters is None or filters == SearchFilters(authors=filters.authors):
+            # No join (authors are in the match): joining papers reads every matching row
+            # (abstract and all) from disk.
             sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
                    " WHERE papers_fts MATCH ? AND rowid NOT IN"
                    " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
@@ -135,27 +180,19 @@ class SearchStore:
                    " JOIN papers p ON p.pk = papers_fts.rowid"
                    f" WHERE papers_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?")
             params = [w_title, w_abstract, w_authors, match, *filter_params, int(limit)]
-        return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
-
-    def recent_pks(self, filters: Any, limit: int, author_match: str | None = None) -> list[int]:
-        """Newest papers passing the filters: the answer to a query made only of filters."""
-        where, params = self._filter_sql(filters)
-        sql = f"SELECT p.pk FROM papers p WHERE {where}"
-        if author_match:
-            sql += " AND p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)"
-            params.append(author_match)
-        sql += " ORDER BY p.sort_date DESC, p.pk DESC LIMIT ?"
-        return [r[0] for r in self.conn.execute(sql, (*params, int(limit)))]
+        try:
+            return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
+        except sqlite3.OperationalError as exc:
+            raise StoreQueryError(str(exc)) from None
 
     # ------------------------------------------------------------- display
     def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
         """Display fields of these papers, keyed by pk."""
         found: dict[int, dict[str, Any]] = {}
-        for chunk in _chunks(list(pks)):
-            marks = ",".join("?" * len(chunk))
+        for chunk in chunks(list(pks)):
             for row in self.conn.execute(
                 "SELECT pk, id, title, abstract, authors_text, primary_category, sort_date"
-                f" FROM papers WHERE pk IN ({marks})", chunk,
+                f" FROM papers WHERE pk IN ({marks(chunk)})", chunk,
             ):
                 found[row[0]] = {
                     "pk": row[0], "id": row[1], "title": row[2], "abstract": row[3],
@@ -166,7 +203,3 @@ class SearchStore:
     def pk_of(self, paper_id: str) -> int | None:
         row = self.conn.execute("SELECT pk FROM papers WHERE id = ?", (paper_id,)).fetchone()
         return None if row is None else int(row[0])
-
-
-def _chunks(items: list[Any], size: int = _CHUNK) -> list[list[Any]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]

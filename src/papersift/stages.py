@@ -1,0 +1,78 @@
+"""The shape every stage shares: `run(store, settings, on_progress) -> Report`, with one Progress and one Report type.
+
+A stage (ingest, embed, topics, summarize) is an object holding its options; its `run`
+finds what is missing or stale, works in committed batches (so it can be killed and run
+again), reports progress as Progress events and returns a Report. The pipeline is a list
+of stages; the command line renders every Progress and Report the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from papersift.settings import Settings
+    from papersift.store import Store
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a stage is: `done` of `total` units (None while unknown), and what it is doing."""
+
+    stage: str
+    done: int = 0
+    total: int | None = None
+    note: str = ""
+
+
+OnProgress = Callable[[Progress], None]
+
+
+def no_progress(event: Progress) -> None:
+    """The on_progress of a caller that does not watch."""
+
+
+@dataclass
+class Report:
+    """What one run of a stage did, the same shape for every stage.
+
+    `counts` are the headline figures in the order to show them ("new", "updated", ...);
+    `skipped` lists records left out ({source, where, reason}); `failures` lists parts that
+    failed while the rest went on ({source, error}); `error` says why the stage as a whole
+    stopped early; `details` holds what only this stage reports.
+    """
+
+    stage: str
+    counts: dict[str, int] = field(default_factory=dict)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    failures: list[dict[str, str]] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.failures
+
+    def line(self) -> str:
+        """The counts as one line: 'new 5,000 · updated 0 · skipped 2'."""
+        return " · ".join(f"{name.replace('_', ' ')} {value:,}"
+                          for name, value in self.counts.items())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "ok": self.ok, "seconds": round(self.seconds, 2),
+                "counts": dict(self.counts), "skipped": list(self.skipped),
+                "failures": list(self.failures), "error": self.error,
+                "details": dict(self.details)}
+
+
+class Stage(Protocol):
+    """A step of the pipeline; its options are given when it is made."""
+
+    name: str
+
+    def run(self, store: Store, settings: Settings,
+            on_progress: OnProgress = no_progress) -> Report: ...
+

@@ -1,0 +1,453 @@
+"""What every store backend offers: one contract per concern, each name answering one question.
+
+A Store is reached through its concerns (`store.papers.get_paper(id)`,
+`store.topics.list_topics()`, ...), in the spirit of sqlite-utils' table objects. A backend
+implements every method below with the same arguments, results and errors;
+tests/test_store_contract.py is the suite each backend must pass, and
+tests/test_architecture.py checks that no public name is defined by two concerns.
+
+Rows are plain dicts (JSON-ready); ids are arXiv ids without version; `pk` is the store's
+own integer key of a paper (what the nearest-neighbour index is keyed by); dates are ISO
+strings. "Live" papers are those that are not linked as a duplicate of another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from papersift.errors import PapersiftError
+from papersift.ingest.prepare import PreparedRecord
+
+
+class StoreError(PapersiftError):
+    """The database cannot be opened, is from a newer papersift, or a helper of it failed."""
+
+
+class StoreQueryError(StoreError):
+    """The keyword index rejected a query (the search layer builds valid ones; say so if not)."""
+
+
+@dataclass
+class UpsertReport:
+    """What one batch did to the store."""
+
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (paper, duplicate of)
+
+
+@dataclass
+class SearchFilters:
+    """Restrictions on which papers a search may return; dates are inclusive ISO prefixes."""
+
+    authors: list[str] = field(default_factory=list)  # each name's words as a phrase
+    categories: list[str] = field(default_factory=list)  # 'cs.LG', or a whole archive: 'cs'
+    since: str | None = None
+    until: str | None = None
+    topic: str | None = None  # a topic slug
+
+    def is_empty(self) -> bool:
+        return not (self.authors or self.categories or self.since or self.until or self.topic)
+
+
+@dataclass
+class Term:
+    """One operand of a keyword query: a word, a prefix word, or a phrase."""
+
+    text: str
+    phrase: bool = False
+    prefix: bool = False
+
+
+@dataclass
+class KeywordQuery:
+    """A keyword query as the search layer parsed it; each backend writes it in its own syntax.
+
+    `items` are Terms and the explicit operators "AND", "OR", "NOT" between them (always
+    well formed: an operator stands between two operands); `default_operator` joins two
+    Terms that have none between them. (Authors are a filter: SearchFilters.authors.)
+    """
+
+    items: list[Term | str] = field(default_factory=list)
+    default_operator: str = "OR"
+
+    @property
+    def terms(self) -> list[Term]:
+        return [item for item in self.items if isinstance(item, Term)]
+
+
+class PapersStore(Protocol):
+    """Papers with their versions, authors, categories and sources."""
+
+    def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
+        """Insert or merge a batch in one transaction (rules: papersift.ingest.merge).
+
+        A record its source already gave unchanged costs one lookup and counts as
+        unchanged; a new paper with the DOI or title key of a stored one is linked to it
+        as a duplicate."""
+        ...
+
+    def current_lines(self, keys: Sequence[int]) -> set[int]:
+        """The line keys (PreparedRecord.line_key) whose record is still what its source
+        last gave for its paper: such a line need not be parsed again."""
+        ...
+
+    def bulk_load(self, wanted: bool = True) -> AbstractContextManager[bool]:
+        """A context for loading many papers; yields whether the backend defers index work
+        to its end (if `wanted` and the store was empty, or an earlier load was cut short)."""
+        ...
+
+    def record_ingest_run(self, sources: list[str], started_at: str,
+                          report: dict[str, Any]) -> int:
+        """Keep the report of one ingest run; returns its id."""
+        ...
+
+    def count_papers(self, include_duplicates: bool = False) -> int: ...
+
+    def get_paper(self, paper_id: str) -> dict[str, Any] | None:
+        """The whole paper: its columns, `authors` [{name, slug}], `categories` (primary
+        first), `versions` [{version, date}], `sources` {source: extras}, `duplicates` [ids],
+        `links` {name: url}; None if unknown."""
+        ...
+
+    def iter_papers(self, ids: Sequence[str] | None = None, since: str | None = None,
+                    batch: int = 1000) -> Iterable[dict[str, Any]]:
+        """Live papers (all, or these ids; from `since` on) in storage order, with `authors`
+        as a list of names: what the stages read."""
+        ...
+
+    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
+        """{id: sort_date} of live papers (all, or these)."""
+        ...
+
+    def primary_categories(self) -> dict[str, str | None]:
+        """{id: primary category} of live papers."""
+        ...
+
+    def stats(self) -> dict[str, Any]:
+        """papers, distinct_papers, duplicates, authors, by_source, by_category, by_month,
+        full_text_index_pending, indexes_pending."""
+        ...
+
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every table of this concern in a canonical order, for comparing two stores."""
+        ...
+
+
+class SearchStore(Protocol):
+    """The keyword index, search filters, and the rows a result list shows."""
+
+    def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
+        """Each word as the keyword index sees it (stemmed, case-folded tokens)."""
+        ...
+
+    def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many papers hold each (already tokenized) term; may be slightly stale."""
+        ...
+
+    def keyword_search(self, query: KeywordQuery, weights: Sequence[float],
+                       filters: SearchFilters | None = None, limit: int = 100
+                       ) -> list[tuple[int, float]]:
+        """(pk, score, higher is better) of the best live matches, best first; `weights`
+        are the field weights (title, abstract, authors). StoreQueryError if the index
+        rejects the query."""
+        ...
+
+    def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
+        """pks of the live papers that pass the filters (authors included)."""
+        ...
+
+    def recent_pks(self, filters: SearchFilters | None, limit: int) -> list[int]:
+        """The newest live papers passing the filters: the answer to a query of filters only."""
+        ...
+
+    def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """{pk: {pk, id, title, abstract, authors (text), primary_category, date}}."""
+        ...
+
+    def pk_of(self, paper_id: str) -> int | None: ...
+
+
+class EmbeddingsStore(Protocol):
+    """One vector per paper and model, keyed by a hash of the embedded text."""
+
+    def iter_embedding_inputs(self, model: str, batch: int = 512
+                              ) -> Iterator[list[tuple[str, str, str, str | None]]]:
+        """Batches of (paper id, title, abstract, stored text hash or None) of every live
+        paper: the embed stage decides by the hash what is missing or stale."""
+        ...
+
+    def put_embeddings(self, model: str, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
+        """Store (paper id, text hash, vector) rows in one transaction, replacing older ones."""
+        ...
+
+    def embedding_matrix(self, model: str, ids: Sequence[str] | None = None
+                         ) -> tuple[list[str], np.ndarray]:
+        """(paper ids, float32 matrix) of the live papers' vectors, in storage order."""
+        ...
+
+    def embedding_vectors(self, model: str, pks: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """(pks found, float32 matrix) for these pks, in the order asked."""
+        ...
+
+    def embedding_state(self, model: str) -> dict[int, str]:
+        """{pk: text hash} of every live paper's vector (what an index must hold)."""
+        ...
+
+    def get_embedding(self, paper_id: str, model: str) -> np.ndarray | None: ...
+
+    def has_embedding(self, paper_id: str) -> bool:
+        """Whether any model's vector of this paper is stored."""
+        ...
+
+    def count_embeddings(self, model: str) -> int: ...
+
+    def embedding_models(self) -> list[str]:
+        """Models with stored vectors, most vectors first."""
+        ...
+
+
+class SummariesStore(Protocol):
+    """TL;DRs and blurbs with provenance, staleness and readers' flags."""
+
+    def summary_states(self, since: str | None = None, batch: int = 1000
+                       ) -> Iterable[dict[str, Any]]:
+        """Every live paper (from `since` on): id, title, abstract, authors, sort_date and
+        its summary's summary_hash, flagged, hidden (None without a summary)."""
+        ...
+
+    def get_summary(self, paper_id: str) -> dict[str, Any] | None:
+        """The stored summary with provenance and flags, hidden or not."""
+        ...
+
+    def summaries_for(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The visible (not hidden) summaries of these papers, by id."""
+        ...
+
+    def summary_stats(self) -> dict[str, Any]:
+        """papers, summarized, missing, by_writer, flagged, hidden, with_notes."""
+        ...
+
+    def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
+        """Insert or replace (paper_id, tldr, blurb, writer, input_hash, and optionally model,
+        prompt_version, created_at, notes, tokens, seconds, flagged, flag_reason, hidden)
+        rows in one transaction; returns how many."""
+        ...
+
+    def flag_summary(self, paper_id: str, reason: str) -> bool:
+        """Mark a summary as wrong; False when the paper has none."""
+        ...
+
+    def hide_summary(self, paper_id: str, note: str | None = None) -> bool:
+        """Stop showing a summary (kept, with the note appended); False when there is none."""
+        ...
+
+
+class TopicsStore(Protocol):
+    """Topics, sections, assignments, rebuild history, slug redirects and LLM names.
+
+    A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
+    key-phrase label), key_label, llm_label, key_phrases (list), section_id, section_slug,
+    section_label, is_other, size, created_build, retired_build.
+    """
+
+    def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:
+        """{id: (title, abstract)} of every live paper with a vector of this model."""
+        ...
+
+    def topic_state(self) -> dict[str, Any]:
+        """What a rebuild maps against: {topics (with centroids), sections, assignments
+        {paper: topic id}, taken_slugs}."""
+        ...
+
+    def topic_centroids(self) -> tuple[list[int], np.ndarray, int | None]:
+        """(ids, unit centroid matrix) of live regular topics, and the "other" topic's id."""
+        ...
+
+    def assigned_paper_ids(self) -> set[str]: ...
+
+    def latest_topic_build(self) -> dict[str, Any] | None:
+        """The newest build: id, created_at, method, params (dict), n_papers, report (dict)."""
+        ...
+
+    def replace_topics(self, build: dict[str, Any]) -> dict[str, Any]:
+        """Write a whole rebuild in one transaction (the plan of topics.stage.plan_build);
+        returns {build_id, topic_ids: {key: id}, section_ids: {key: id}}."""
+        ...
+
+    def assign_papers(self, rows: Sequence[tuple[str, int, float | None]]) -> int:
+        """Give papers a topic without a rebuild: (paper id, topic id, similarity) rows."""
+        ...
+
+    def set_topic_llm_labels(self, labels: Sequence[tuple[int, str | None]]) -> None: ...
+
+    def cached_topic_label(self, input_hash: str) -> tuple[bool, str | None]:
+        """(found, label) of an LLM naming input; a cached failure is (True, None)."""
+        ...
+
+    def put_topic_label(self, input_hash: str, label: str | None, model: str,
+                        notes: str | None = None) -> None: ...
+
+    def has_topics(self) -> bool:
+        """Whether a live topic holds at least one paper."""
+        ...
+
+    def list_topics(self, include_other: bool = True) -> list[dict[str, Any]]:
+        """Live topics, largest first ("other" last)."""
+        ...
+
+    def list_sections(self) -> list[dict[str, Any]]:
+        """Sections in order: id, slug, label, position, size, and `topics` largest first."""
+        ...
+
+    def find_topic(self, slug: str) -> dict[str, Any] | None:
+        """The live topic with this slug; for an old slug, the live topic it now redirects
+        to, with `redirected_from` (the slug asked) and `redirect_reason`; else None."""
+        ...
+
+    def find_section(self, slug: str) -> dict[str, Any] | None:
+        """{id, slug, label} of a section."""
+        ...
+
+    def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
+        """The live topic of a paper."""
+        ...
+
+    def topic_sample_titles(self, topic_id: int, n: int = 5) -> list[str]:
+        """Titles of the papers nearest the topic's centre."""
+        ...
+
+    def topic_assignments(self) -> list[tuple[str, int, bool]]:
+        """(paper id, topic id, is_other) of every assigned live paper."""
+        ...
+
+    def weekly_topic_counts(self, since: str | None = None, topic_id: int | None = None
+                            ) -> dict[int, dict[str, int]]:
+        """{topic id: {Monday of the week: live papers}} (from `since` on; one topic or all)."""
+        ...
+
+    def topic_counts_between(self, start: str, end: str) -> dict[int, int]:
+        """Live papers per topic with start <= sort_date < end."""
+        ...
+
+
+class PagesStore(Protocol):
+    """The reads of the site's listings: days, topics, sections, categories, authors, sitemap.
+
+    A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
+    lead_authors [{name, slug}] (first three), n_authors, summary (visible, or None) and
+    topic ({slug, label, section_slug, section_label, section_position}, or None).
+    """
+
+    def latest_day(self) -> str | None:
+        """The newest day that has a live paper."""
+        ...
+
+    def day_neighbours(self, day: str) -> tuple[str | None, str | None]:
+        """(previous day with papers, next day with papers)."""
+        ...
+
+    def day_papers(self, day: str) -> list[dict[str, Any]]:
+        """Every live paper of this day, by id."""
+        ...
+
+    def day_papers_page(self, day: str, limit: int, offset: int
+                        ) -> tuple[int, list[dict[str, Any]]]:
+        """(live papers of the day, one page of them by id)."""
+        ...
+
+    def all_days(self) -> list[str]:
+        """Every day with a live paper, newest first."""
+        ...
+
+    def topic_papers_page(self, topic_id: int, limit: int, offset: int
+                          ) -> tuple[int, list[dict[str, Any]]]:
+        """(papers of the topic, one page of them newest first)."""
+        ...
+
+    def section_papers_page(self, section_id: int, limit: int, offset: int
+                            ) -> list[dict[str, Any]]:
+        """One page of a section's papers, newest first."""
+        ...
+
+    def category_papers_page(self, category: str, limit: int, offset: int
+                             ) -> tuple[int, list[dict[str, Any]]]:
+        """(papers carrying the category, primary or cross-list; a page newest first)."""
+        ...
+
+    def category_sizes(self) -> list[tuple[str, int]]:
+        """(category, live papers) for every category, largest first."""
+        ...
+
+    def find_author(self, slug: str) -> dict[str, Any] | None:
+        """{id, name, slug} of an author."""
+        ...
+
+    def author_papers_page(self, author_id: int, limit: int, offset: int
+                           ) -> tuple[int, list[dict[str, Any]]]:
+        """(the author's live papers, one page of them newest first)."""
+        ...
+
+    def coauthors(self, author_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """Most frequent co-authors: name, slug, papers together."""
+        ...
+
+    def author_topics(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        """The author's topics, most papers first: slug, label, papers."""
+        ...
+
+    def author_categories(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        """The author's primary categories, most papers first: category, papers."""
+        ...
+
+    def listing_by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Listing rows of these live papers, by id."""
+        ...
+
+    def sitemap_counts(self) -> dict[str, int]:
+        """Live papers, authors and live topics."""
+        ...
+
+    def sitemap_slice(self, kind: str, limit: int, offset: int) -> list[tuple[str, str | None]]:
+        """(key, last date) of papers, authors, topics or sections in a stable order."""
+        ...
+
+    def authors_with_papers(self) -> Iterator[str]:
+        """Slugs of the authors with at least one live paper."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A store: its concerns, and what belongs to the connection as a whole."""
+
+    papers: PapersStore
+    search: SearchStore
+    embeddings: EmbeddingsStore
+    summaries: SummariesStore
+    topics: TopicsStore
+    pages: PagesStore
+    location: str  # what open_store() takes to open this store again (helper processes do)
+
+    def data_version(self) -> int:
+        """A number that moves whenever another connection commits (page caches check it)."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+# The concerns in the order a Store lists them, with their contracts (tests iterate this).
+CONCERNS: dict[str, type] = {
+    "papers": PapersStore, "search": SearchStore, "embeddings": EmbeddingsStore,
+    "summaries": SummariesStore, "topics": TopicsStore, "pages": PagesStore,
+}

@@ -1,0 +1,51 @@
+"""The SQLite backend: one file in WAL mode, each concern's queries in a module of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from papersift.plugins import Plugins, StorePlugin
+from papersift.store.sqlite.db import connect
+from papersift.store.sqlite.embeddings import Embeddings
+from papersift.store.sqlite.pages import Pages
+from papersift.store.sqlite.papers import Papers
+from papersift.store.sqlite.search import Search
+from papersift.store.sqlite.summaries import Summaries
+from papersift.store.sqlite.topics import Topics
+
+
+class SQLiteStore:
+    """One SQLite database (contract: store.contracts.Store); concerns share one connection."""
+
+    def __init__(self, path: Path | str, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self.conn = connect(self.path, readonly=readonly)
+        self.papers = Papers(self.conn, self.path)
+        self.search = Search(self.conn, self.path)
+        self.embeddings = Embeddings(self.conn, self.path)
+        self.summaries = Summaries(self.conn, self.path)
+        self.topics = Topics(self.conn, self.path)
+        self.pages = Pages(self.conn, self.path)
+
+    def data_version(self) -> int:
+        """Moves whenever another connection commits: the web page cache's validity check."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_sqlite(location: str, readonly: bool = False) -> SQLiteStore:
+    """A path, or sqlite:///path (the path after the scheme's '//', absolute or relative)."""
+    return SQLiteStore(location.removeprefix("sqlite://"), readonly=readonly)
+
+
+def register(plugins: Plugins) -> None:
+    plugins.stores.add(StorePlugin("sqlite", ("sqlite",), open_sqlite))

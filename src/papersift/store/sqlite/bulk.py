@@ -1,0 +1,80 @@
+"""A bulk load into an empty store: the index work it leaves to its end, and finishing it after a kill.
+
+A store with no papers has empty indexes, so a load into it may build them afterwards: the
+full-text index in a helper process, from the rows the writer commits (fulltext.py), and
+the indexes in DEFERRABLE_INDEXES at the end, from the tables (Papers.bulk_load runs both).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+
+from papersift.clock import utc_now
+from papersift.store.sqlite.db import transaction
+from papersift.store.sqlite.fulltext import fulltext_deferred
+
+# Indexes that no query of a load uses (duplicates are found by DOI and title key, papers and
+# authors by their unique keys). Built row by row, they cost a load's writer ~a fifth of
+# its CPU; built at the end from the finished tables, a tenth. (papers_duplicate_of is left
+# out: it holds few rows, and building it at the end would cost a scan of papers.)
+DEFERRABLE_INDEXES = (
+    "papers_sort_date", "papers_category_date", "papers_id_date", "paper_authors_author",
+    "paper_categories_category",
+)
+
+
+def deferred_indexes(conn: sqlite3.Connection) -> list[str]:
+    """The indexes a bulk load has dropped and not yet built again."""
+    return [r[0] for r in conn.execute("SELECT name FROM deferred_indexes ORDER BY name")]
+
+
+def defer_indexes(conn: sqlite3.Connection, wanted: bool = True) -> bool:
+    """Mark the store's indexes as built after the load, if `wanted` and the store has no
+    papers; True if they now are (or still were, after an interrupted load)."""
+    with transaction(conn):
+        if fulltext_deferred(conn):
+            return True
+        if not wanted or conn.execute("SELECT 1 FROM papers LIMIT 1").fetchone():
+            return False
+        conn.execute("INSERT INTO fulltext_deferred(id, started_at) VALUES (1, ?)", (utc_now(),))
+        marks = ",".join("?" * len(DEFERRABLE_INDEXES))
+        for name, sql in conn.execute(
+                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
+                DEFERRABLE_INDEXES).fetchall():
+            conn.execute("INSERT INTO deferred_indexes(name, sql) VALUES (?, ?)", (name, sql))
+            conn.execute(f'DROP INDEX "{name}"')
+    return True
+
+
+def build_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
+    """Build the indexes a bulk load dropped; returns their names."""
+    with transaction(conn):
+        rows = conn.execute("SELECT name, sql FROM deferred_indexes ORDER BY name").fetchall()
+        for _, sql in rows:
+            conn.execute(sql)
+        conn.execute("DELETE FROM deferred_indexes")
+    return [name for name, _ in rows]
+
+
+@contextlib.contextmanager
+def held_lines(conn: sqlite3.Connection) -> Iterator[str]:
+    """Yields the name of a table of this connection's where the keys of lines read go
+    (Papers.current_lines); they are written to source_lines in key order when leaving.
+
+    Line keys are hashes: written batch by batch, they land all over source_lines, whose
+    pages every commit then writes again (~6% of a bulk load's writer CPU). If the load
+    is killed they are lost, which costs only speed: the next run parses those lines.
+    """
+    conn.execute("DROP TABLE IF EXISTS temp.held_lines")
+    conn.execute("CREATE TEMP TABLE held_lines"
+                 "(line_key INTEGER, paper_id TEXT, source TEXT, record_hash TEXT)")
+    try:
+        yield "temp.held_lines"
+        with transaction(conn):
+            # A key read twice keeps its last record, as INSERT OR REPLACE in order would.
+            conn.execute("INSERT OR REPLACE INTO source_lines"
+                         " SELECT * FROM temp.held_lines ORDER BY line_key, rowid")
+    finally:
+        conn.execute("DROP TABLE temp.held_lines")

@@ -1,0 +1,68 @@
+"""Every path of the site, built in one place (routes, pages, feeds, sitemaps and the static export use these)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, urlencode
+
+FRONT = "/"
+FRONT_FEED = "/feed.atom"
+DAILY = "/daily"
+TOPICS = "/topics"
+SEARCH = "/search"
+SEARCH_FEED = "/search.atom"
+HEALTH = "/healthz"
+SITEMAP = "/sitemap.xml"
+STATIC = "/static"
+
+# Route patterns (Starlette syntax), beside the builders that fill them.
+ROUTES = {
+    "daily": "/daily/{day}", "topic": "/topics/{slug}", "section": "/sections/{slug}",
+    "category": "/categories/{name}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
+    "sitemap_part": "/sitemap-{name}.xml", "flag": "/api/flag/{pid:path}",
+}
+
+
+def _part(text: str) -> str:
+    """A path segment, percent-encoded where it must be ('/' stays: old arXiv ids hold one)."""
+    return quote(text, safe="/:@-._~")
+
+
+def daily(day: str) -> str:
+    return f"/daily/{_part(day)}"
+
+
+def topic(slug: str) -> str:
+    return f"/topics/{_part(slug)}"
+
+
+def section(slug: str) -> str:
+    return f"/sections/{_part(slug)}"
+
+
+def category(name: str) -> str:
+    return f"/categories/{_part(name)}"
+
+
+def author(slug: str) -> str:
+    return f"/authors/{_part(slug)}"
+
+
+def paper(pid: str) -> str:
+    return f"/papers/{_part(pid)}"
+
+
+def feed(path: str) -> str:
+    """The Atom twin of a page's path: '/topics/x' -> '/topics/x.atom'."""
+    return FRONT_FEED if path == FRONT else f"{path}.atom"
+
+
+def sitemap_part(name: str) -> str:
+    return f"/sitemap-{_part(name)}.xml"
+
+
+def with_query(path: str, **params: Any) -> str:
+    """A path with the given query parameters; empty ones and page=1 are left out."""
+    kept = {k: v for k, v in params.items()
+            if v not in (None, "") and not (k == "page" and v == 1)}
+    return f"{path}?{urlencode(kept)}" if kept else path
