@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from papersift.settings import load_settings
+from papersift.store import open_store
 from tests.conftest import shared_file
 from tests.web_helpers import (
     ADMIN_TOKEN,
@@ -102,6 +103,25 @@ def test_old_topic_slug_redirects_permanently(site: Any) -> None:
     moved = site.client.get("/topics/an-old-topic-slug", follow_redirects=False)
     assert moved.status_code == 301
     assert moved.headers["location"] == topic["url"]
+
+
+def test_the_paper_page_names_its_topic_as_listings_do(site: Any) -> None:
+    """A topic an LLM named is named so everywhere: listings, its page and each paper page."""
+    topic = biggest_topic(site)
+    with open_store(site.settings) as store:
+        topic_id = store.topics.find_topic(topic["slug"])["id"]
+        store.topics.set_topic_llm_labels([(topic_id, "Named by the language model")])
+    try:
+        listing = site.client.get(f"{topic['url']}.json").json()
+        paper_url = listing["papers"][0]["url"]
+        paper = site.client.get(f"{paper_url}.json").json()["paper"]
+        assert listing["title"] == "Named by the language model"
+        assert listing["papers"][0]["topic"]["label"] == "Named by the language model"
+        assert paper["topic"] == listing["papers"][0]["topic"]
+        assert "Named by the language model" in site.client.get(paper_url).text
+    finally:
+        with open_store(site.settings) as store:
+            store.topics.set_topic_llm_labels([(topic_id, None)])
 
 
 def test_every_page_has_a_strict_csp_and_missing_pages_help(site: Any) -> None:

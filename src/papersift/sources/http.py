@@ -50,7 +50,7 @@ class Fetcher:
     def __init__(self, settings: Settings, client: httpx.Client | None = None) -> None:
         self.delay = max(0.0, float(settings.request_delay))
         self.retries = max(0, int(settings.http_retries))
-        self.backoff = max(0.0, float(getattr(settings, "http_backoff", 2.0)))
+        self.backoff = max(0.0, float(settings.http_backoff))
         self._own_client = client is None
         self.client = client or httpx.Client(
             timeout=settings.http_timeout, headers={"User-Agent": USER_AGENT},

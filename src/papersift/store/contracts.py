@@ -148,7 +148,8 @@ class SearchStore(Protocol):
         ...
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many papers hold each (already tokenized) term; may be slightly stale."""
+        """How many indexed papers (duplicates too) hold each (already tokenized) term: what
+        a query on it costs. May be slightly stale."""
         ...
 
     def keyword_search(self, query: KeywordQuery, weights: Sequence[float],

@@ -199,13 +199,9 @@ def _pick(sentences: list[roles.Sentence], role: str, exclude: set[int]) -> role
     return max(pool, key=lambda s: (s.score, -s.index)) if pool else None
 
 
-def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iterator[str]:
-    """Blurbs best first: lead (who did what), how, and the headline result; then longer variants."""
-    sentences = [s for s in prepared.sentences if s.words >= 4]
-    if not sentences:
-        if prepared.title:
-            yield f"{subject} {'writes' if singular else 'write'} about “{prepared.title.rstrip('.')}”."
-        return
+def _story(sentences: list[roles.Sentence]
+           ) -> tuple[roles.Sentence, roles.Sentence | None, roles.Sentence | None, set[int]]:
+    """(lead: who did what, result: the headline finding, middle: how, indexes used)."""
     lead = _pick(sentences, roles.CONTRIBUTION, set()) or max(
         sentences, key=lambda s: (s.score, -s.index))
     used = {lead.index}
@@ -223,6 +219,17 @@ def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iter
         result is None or s.index < result.index)]
     middle = (_pick(after_lead, roles.METHOD, used) or _pick(after_lead, roles.CONTRIBUTION, used)
               or _pick(after_lead, roles.OTHER, used) or _pick(after_lead, roles.RESULT, used))
+    return lead, result, middle, used
+
+
+def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iterator[str]:
+    """Blurbs best first: lead (who did what), how, and the headline result; then longer variants."""
+    sentences = [s for s in prepared.sentences if s.words >= 4]
+    if not sentences:
+        if prepared.title:
+            yield f"{subject} {'writes' if singular else 'write'} about “{prepared.title.rstrip('.')}”."
+        return
+    lead, result, middle, used = _story(sentences)
 
     first = _lead_sentence(lead.text, subject, singular, prepared.abstract)
     last = _later_sentence(result.text, subject, singular) if result else None
@@ -249,6 +256,15 @@ def _blurb_candidates(prepared: _Prepared, subject: str, singular: bool) -> Iter
         rest_after = [s for s in sentences if s.index > lead.index + 1 and s.index not in used]
         extra = _later_sentence(rest_after[0].text, subject, singular) if rest_after else None
         yield _fit(merged, extra, last)
+    yield from _fallback_blurbs(sentences, lead, result, others, first, mid, last, subject,
+                                singular, following)
+
+
+def _fallback_blurbs(sentences: list[roles.Sentence], lead: roles.Sentence,
+                     result: roles.Sentence | None, others: list[roles.Sentence], first: str,
+                     mid: str | None, last: str | None, subject: str, singular: bool,
+                     following: list[roles.Sentence]) -> Iterator[str]:
+    """The candidates tried when the story's own sentences do not make a good blurb."""
     # Short sentences everywhere: the pair of other sentences that says the most.
     rest = [s for s in sentences if s.index != lead.index]
     pairs = sorted(combinations(rest, 2), key=lambda pair: -(pair[0].words + pair[1].words))

@@ -274,10 +274,6 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
-def word_count(text: str) -> int:
-    return len(text.split())
-
-
 def tokens(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens, for overlap scores."""
     return [t.lower() for t in _RE_WORD.findall(text)]

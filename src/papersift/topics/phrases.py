@@ -381,6 +381,65 @@ def _overlaps_elsewhere(taken: _Owned, key: tuple[str, ...], own: list[tuple[str
             taken.add(k)
 
 
+def _candidate_pool(scores: np.ndarray, terms: Sequence[str], candidates: int,
+                    phrase_bonus: float) -> list[tuple[float, int, int]]:
+    """(boosted score, class, term) of each class's best terms, best first."""
+    lengths = np.array([len(t.split()) for t in terms])
+    # Phrases read better than single words: "reward modelling" over "reward".
+    boosted = scores * np.where(lengths > 1, phrase_bonus, 1.0)[None, :]
+    pool: list[tuple[float, int, int]] = []
+    for c in range(scores.shape[0]):
+        row = boosted[c]
+        top = np.argpartition(-row, min(candidates, len(row) - 1))[:candidates] if len(row) else []
+        pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
+    pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
+    return pool
+
+
+class _Labels:
+    """The phrases chosen so far, per class, and which phrase keys are owned by any class."""
+
+    def __init__(self, n_classes: int) -> None:
+        self.chosen: list[list[tuple[str, tuple[str, ...]]]] = [[] for _ in range(n_classes)]
+        self.score: dict[tuple[int, tuple[str, ...]], float] = {}
+        self.owner: set[tuple[str, ...]] = set()
+        self.owner_words: set[frozenset[str]] = set()
+        self.taken = _Owned()
+
+    def blocked(self, c: int, key: tuple[str, ...]) -> bool:
+        # The same words in another order label another class already ("models of language"),
+        # or a phrase inside or around this one does ("diffusion" / "diffusion models").
+        return key in self.owner or frozenset(key) in self.owner_words or _overlaps_elsewhere(
+            self.taken, key, [k for _, k in self.chosen[c]])
+
+    def own(self, c: int, key: tuple[str, ...], score: float) -> None:
+        self.score[(c, key)] = score
+        self.owner.add(key)
+        self.owner_words.add(frozenset(key))
+        self.taken.add(key)
+
+    def disown(self, key: tuple[str, ...]) -> None:
+        self.owner.discard(key)
+        self.owner_words.discard(frozenset(key))
+        self.taken.remove(key)
+
+    def upgrade(self, c: int, clashes: list[int], term: str, key: tuple[str, ...],
+                score: float) -> None:
+        """"social media" reads better than the "social" chosen before it: upgrade single
+        words to the phrase that contains them when the phrase scores at least half as much.
+        "social" and "media" both give way to "social media"."""
+        old_keys = [self.chosen[c][i][1] for i in clashes]
+        if not (len(key) > 1 and all(len(k) == 1 and k[0] in key for k in old_keys) and (
+                score >= 0.5 * max(self.score[(c, k)] for k in old_keys))):
+            return
+        self.chosen[c][clashes[0]] = (term, key)
+        for i in reversed(clashes[1:]):
+            del self.chosen[c][i]
+        for old_key in old_keys:
+            self.disown(old_key)
+        self.own(c, key, score)
+
+
 def choose_labels(
     scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
     candidates: int = 40, phrase_bonus: float = 1.5, truncated: np.ndarray | None = None,
@@ -389,23 +448,9 @@ def choose_labels(
     class and no phrase (by stem) used by two classes: a phrase goes to the class where it
     scores highest, in one global pass over all (score, class, phrase) candidates.
     truncated marks terms that are mostly the start of a longer phrase ("large language")."""
-    n_classes = scores.shape[0]
-    lengths = np.array([len(t.split()) for t in terms])
-    # Phrases read better than single words: "reward modelling" over "reward".
-    boosted = scores * np.where(lengths > 1, phrase_bonus, 1.0)[None, :]
-    pool: list[tuple[float, int, int]] = []
-    for c in range(n_classes):
-        row = boosted[c]
-        top = np.argpartition(-row, min(candidates, len(row) - 1))[:candidates] if len(row) else []
-        pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
-    pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
-    chosen: list[list[tuple[str, tuple[str, ...]]]] = [[] for _ in range(n_classes)]
-    chosen_score: dict[tuple[int, tuple[str, ...]], float] = {}
-    owner: set[tuple[str, ...]] = set()
-    owner_words: set[frozenset[str]] = set()
-    taken = _Owned()
-    for score, c, t in pool:
-        if len(chosen[c]) >= max_phrases:
+    labels = _Labels(scores.shape[0])
+    for score, c, t in _candidate_pool(scores, terms, candidates, phrase_bonus):
+        if len(labels.chosen[c]) >= max_phrases:
             continue
         term = terms[t]
         if truncated is not None and truncated[t]:
@@ -414,37 +459,15 @@ def choose_labels(
         if len(words) > 1 and words[-1] in NO_END:
             continue
         key = phrase_key(term)
-        # The same words in another order label another class already ("models of language"),
-        # or a phrase inside or around this one does ("diffusion" / "diffusion models").
-        if key in owner or frozenset(key) in owner_words or _overlaps_elsewhere(
-                taken, key, [k for _, k in chosen[c]]):
+        if labels.blocked(c, key):
             continue
-        clashes = [i for i, (_, k) in enumerate(chosen[c]) if near_duplicate(key, k)]
+        clashes = [i for i, (_, k) in enumerate(labels.chosen[c]) if near_duplicate(key, k)]
         if clashes:
-            # "social media" reads better than the "social" chosen before it: upgrade a single
-            # word to the phrase that contains it when the phrase scores at least half as much.
-            # "social" and "media" both give way to "social media".
-            old_keys = [chosen[c][i][1] for i in clashes]
-            if len(key) > 1 and all(len(k) == 1 and k[0] in key for k in old_keys) and (
-                    score >= 0.5 * max(chosen_score[(c, k)] for k in old_keys)):
-                chosen[c][clashes[0]] = (term, key)
-                for i in reversed(clashes[1:]):
-                    del chosen[c][i]
-                for old_key in old_keys:
-                    owner.discard(old_key)
-                    owner_words.discard(frozenset(old_key))
-                    taken.remove(old_key)
-                chosen_score[(c, key)] = score
-                owner.add(key)
-                owner_words.add(frozenset(key))
-                taken.add(key)
+            labels.upgrade(c, clashes, term, key, score)
             continue
-        chosen[c].append((term, key))
-        chosen_score[(c, key)] = score
-        owner.add(key)
-        owner_words.add(frozenset(key))
-        taken.add(key)
-    return [[term for term, _ in chosen[c]] for c in range(n_classes)]
+        labels.chosen[c].append((term, key))
+        labels.own(c, key, score)
+    return [[term for term, _ in chosen] for chosen in labels.chosen]
 
 
 def surface_forms(phrases: Sequence[str], texts: Sequence[str]) -> dict[str, str]:

@@ -1,0 +1,118 @@
+"""The shape of the code: store concerns with one name per question, backends true to their contracts, no import cycles, short functions, SQL only in the store."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from papersift.plugins import plugins
+from papersift.store.contracts import CONCERNS, Store
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "papersift"
+MAX_FUNCTION_LINES = 60
+
+
+def _public(cls: type) -> set[str]:
+    return {name for name, value in vars(cls).items()
+            if not name.startswith("_") and callable(value)}
+
+
+def _backend_concern_classes(store: Store) -> dict[str, type]:
+    return {name: type(getattr(store, name)) for name in CONCERNS}
+
+
+def test_no_public_name_is_defined_by_two_concerns(store: Store) -> None:
+    for classes in (CONCERNS, _backend_concern_classes(store)):
+        owner: dict[str, str] = {}
+        for concern, cls in classes.items():
+            for name in _public(cls):
+                assert name not in owner, f"{name} is defined by {owner[name]} and {concern}"
+                owner[name] = concern
+
+
+def test_every_backend_implements_its_contracts_exactly(store: Store) -> None:
+    """Each concern of each backend has every contract method, with the same parameters, and
+    no public method the contract does not name."""
+    assert isinstance(store, Store)
+    for concern, contract in CONCERNS.items():
+        implementation = type(getattr(store, concern))
+        assert _public(implementation) == _public(contract), concern
+        for name in _public(contract):
+            wanted = list(inspect.signature(getattr(contract, name)).parameters)
+            found = list(inspect.signature(getattr(implementation, name)).parameters)
+            assert found == wanted, f"{concern}.{name}: {found} != {wanted}"
+    assert [p.name for p in plugins().stores] == ["sqlite"]
+
+
+def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node
+
+
+def test_no_function_is_longer_than_sixty_lines() -> None:
+    long = [f"{path.relative_to(SRC)}:{node.lineno} {node.name} ({length} lines)"
+            for path in SRC.rglob("*.py")
+            for node in _functions(ast.parse(path.read_text(encoding="utf-8")))
+            if (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES]
+    assert not long, long
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The papersift modules a module imports, at any depth of its code (the plugin loader's
+    deliberate late imports and TYPE_CHECKING-only imports aside)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(child) for child in ast.walk(node)}
+        if isinstance(node, ast.FunctionDef) and node.name == "_builtin_modules":
+            skip |= {id(child) for child in ast.walk(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module in modules | {
+                m.rsplit(".", 1)[0] for m in modules}:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & modules
+            found |= subs or ({node.module} & modules)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names} & modules
+    return found
+
+
+def test_no_import_cycles() -> None:
+    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(graph[name]):
+            if state.get(other) == 1:
+                cycle = path[path.index(other):] + [other]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if other not in state:
+                visit(other, [*path, other])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+@pytest.mark.parametrize("pattern", ["import sqlite3", "SELECT ", "INSERT INTO", "CREATE TABLE"])
+def test_only_the_store_speaks_sql(pattern: str) -> None:
+    outside = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+               if "store" not in p.relative_to(SRC).parts[:1]
+               and pattern in p.read_text(encoding="utf-8")]
+    assert not outside, outside
