@@ -57,9 +57,11 @@ class Report:
         return self.error is None and not self.failures
 
     def line(self) -> str:
-        """The counts as one line: 'new 5,000 · updated 0 · skipped 2'."""
-        return " · ".join(f"{name.replace('_', ' ')} {value:,}"
-                          for name, value in self.counts.items())
+        """The counts as one line: the headline always, the others when not zero
+        ('new 5,000 · duplicates 3 · skipped 2')."""
+        shown = [(name, value) for i, (name, value) in enumerate(self.counts.items())
+                 if i == 0 or value]
+        return " · ".join(f"{name.replace('_', ' ')} {value:,}" for name, value in shown)
 
     def as_dict(self) -> dict[str, Any]:
         return {"stage": self.stage, "ok": self.ok, "seconds": round(self.seconds, 2),

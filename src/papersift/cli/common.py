@@ -147,8 +147,9 @@ def _bar() -> Bar:
 
 
 def _rate(done: int, started: float) -> str:
+    """Units per second since the stage's first event (none in its first second: too noisy)."""
     elapsed = time.monotonic() - started
-    return f"{done / elapsed:,.0f}/s" if done and elapsed > 0 else ""
+    return f"{done / elapsed:,.0f}/s" if done and elapsed >= 1.0 else ""
 
 
 def _bar_renderer(bar: Bar) -> OnProgress:

@@ -56,6 +56,7 @@ class Ingest:
             wanted = _file_bytes(self.sources) >= _PARALLEL_INDEX_MIN_BYTES
         tally = _Tally(store, on_progress)
         started_at = utc_now()
+        on_progress(Progress(self.name, 0))
         with _collector_paused(), store.papers.bulk_load(wanted) as tally.parallel_index:
             for spec in self.sources:
                 self._source(store, settings, spec, tally)
