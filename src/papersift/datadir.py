@@ -35,5 +35,11 @@ class DataDir:
         return self.models / f"{name}-onnx"
 
     @property
+    def secret_key(self) -> Path:
+        """The key that signs cookies and links when none is configured (losing it only logs
+        readers out)."""
+        return self.root / "secret.key"
+
+    @property
     def logs(self) -> Path:
         return self.root / "logs"

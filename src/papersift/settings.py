@@ -69,6 +69,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("admin_token", str, "", "Token required for writes (flags); empty disables writes."),
     Setting("page_size_web", int, 50, "Papers per topic/author/search page."),
     Setting("web_cache_mb", int, 64, "MB of rendered pages each web worker keeps until the database changes (0: off)."),
+    # -- readers
+    Setting("signup", str, "open",
+            "Who may make an account: open (anyone), invite (with a code from "
+            "`papersift readers invite`) or closed (only `papersift readers add`)."),
+    Setting("secret_key", str, "",
+            "Key that signs session cookies and links (default: one made once and kept in the "
+            "data dir as secret.key)."),
+    Setting("session_days", int, 30, "Days a reader stays logged in."),
+    Setting("login_attempts", int, 5,
+            "Failed logins allowed per name in 15 minutes (four times as many per address)."),
+    Setting("feed_days", int, 7, "Days of new papers a reader's feed ranks."),
+    Setting("feed_size", int, 30, "Papers in a reader's feed."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

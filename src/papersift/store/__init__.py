@@ -14,6 +14,7 @@ from papersift.store.contracts import (
     KeywordQuery,
     SearchFilters,
     Store,
+    StoreConflict,
     StoreError,
     StoreQueryError,
     Term,
@@ -21,7 +22,7 @@ from papersift.store.contracts import (
 )
 
 __all__ = [
-    "KeywordQuery", "SearchFilters", "Store", "StoreError", "StoreQueryError", "Term",
+    "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "Term",
     "UpsertReport", "open_store",
 ]
 

@@ -28,6 +28,10 @@ class StoreError(PapersiftError):
     """The database cannot be opened, is from a newer papersift, or a helper of it failed."""
 
 
+class StoreConflict(StoreError):
+    """A write that would repeat what must be unique (a reader name already taken)."""
+
+
 class StoreQueryError(StoreError):
     """The keyword index rejected a query (the search layer builds valid ones; say so if not)."""
 
@@ -424,6 +428,133 @@ class PagesStore(Protocol):
         ...
 
 
+class ReadersStore(Protocol):
+    """Readers: accounts, sessions, and each reader's own signals. Every method that takes a
+    reader_id reads or writes only that reader's rows: no call reaches another's data.
+
+    A reader is a dict: id, name, email, created_at, last_seen_at, signals_version (moves
+    whenever the reader's follows, reactions, collections or profile entries change).
+    """
+
+    def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
+        """A new reader's id; StoreConflict if the name (any case) is taken."""
+        ...
+
+    def find_reader(self, name: str) -> dict[str, Any] | None:
+        """The reader of this name (any case), with `password_hash`."""
+        ...
+
+    def get_reader(self, reader_id: int) -> dict[str, Any] | None: ...
+
+    def list_readers(self) -> list[dict[str, Any]]:
+        """Every reader, by name, without password hashes."""
+        ...
+
+    def remove_reader(self, reader_id: int) -> bool:
+        """Delete the reader and everything that is theirs, in one transaction."""
+        ...
+
+    def set_password_hash(self, reader_id: int, password_hash: str) -> None: ...
+
+    def add_session(self, reader_id: int, token_hash: str, csrf_token: str,
+                    expires_at: str) -> None: ...
+
+    def session_of(self, token_hash: str, now: str) -> dict[str, Any] | None:
+        """{reader, csrf_token, expires_at} of a session that has not expired (and marks the
+        reader seen); None for an unknown or expired one."""
+        ...
+
+    def end_session(self, token_hash: str) -> None: ...
+
+    def end_sessions(self, reader_id: int) -> int:
+        """End every session of a reader; returns how many."""
+        ...
+
+    def add_login_failure(self, key: str, at: str) -> None: ...
+
+    def login_failures_since(self, key: str, since: str) -> int: ...
+
+    def clear_login_failures(self, key: str) -> None: ...
+
+    def add_invitation(self, code_hash: str, expires_at: str) -> None: ...
+
+    def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
+        """Spend an unused, unexpired invitation on this reader; False if there is none."""
+        ...
+
+    def add_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        """Follow a topic, section, author, category or search; False if already followed."""
+        ...
+
+    def remove_follow(self, reader_id: int, kind: str, value: str) -> bool: ...
+
+    def follows_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{kind, value, created_at}, oldest first."""
+        ...
+
+    def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
+        """'up', 'down' or 'not_interested' (replacing the reader's earlier one)."""
+        ...
+
+    def clear_reaction(self, reader_id: int, paper_id: str) -> bool: ...
+
+    def reactions_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{paper_id, reaction, at}, newest first."""
+        ...
+
+    def add_to_collection(self, reader_id: int, name: str, paper_id: str) -> None:
+        """Save a paper to a named collection (made on first use)."""
+        ...
+
+    def remove_from_collection(self, reader_id: int, name: str, paper_id: str) -> bool: ...
+
+    def remove_collection(self, reader_id: int, name: str) -> bool: ...
+
+    def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{name, papers, created_at}, by name."""
+        ...
+
+    def collection_papers(self, reader_id: int, name: str) -> list[str] | None:
+        """Paper ids of a collection, newest saved first; None if there is no such collection."""
+        ...
+
+    def add_feedback(self, reader_id: int, text: str) -> int: ...
+
+    def feedback_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, text, at}, newest first."""
+        ...
+
+    def add_profile_entry(self, reader_id: int, kind: str, phrase: str,
+                          feedback_id: int | None = None) -> int | None:
+        """A 'more', 'less' or 'exclude' entry's id; None if the reader has it already."""
+        ...
+
+    def remove_profile_entry(self, reader_id: int, entry_id: int) -> bool: ...
+
+    def profile_entries(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, kind, phrase, feedback_id, created_at}, oldest first."""
+        ...
+
+    def mark_shown(self, reader_id: int, paper_ids: Sequence[str], at: str) -> None:
+        """Remember these papers as shown (the first time counts)."""
+        ...
+
+    def shown_before(self, reader_id: int, before: str) -> set[str]:
+        """Papers first shown to the reader before this time (ISO)."""
+        ...
+
+    def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None
+                     ) -> list[dict[str, Any]]:
+        """Live papers (these ids, or those from `since` on), in storage order: id, title,
+        abstract, categories, authors, author_slugs, topic_id, section_id, sort_date."""
+        ...
+
+    def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
+        """About n live papers from before that day, spread evenly over the store (the same
+        ones each time): what a reader's model learns against."""
+        ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """A store: its concerns, and what belongs to the connection as a whole."""
@@ -434,6 +565,7 @@ class Store(Protocol):
     summaries: SummariesStore
     topics: TopicsStore
     pages: PagesStore
+    readers: ReadersStore
     location: str  # what open_store() takes to open this store again (helper processes do)
 
     def data_version(self) -> int:
@@ -451,4 +583,5 @@ class Store(Protocol):
 CONCERNS: dict[str, type] = {
     "papers": PapersStore, "search": SearchStore, "embeddings": EmbeddingsStore,
     "summaries": SummariesStore, "topics": TopicsStore, "pages": PagesStore,
+    "readers": ReadersStore,
 }

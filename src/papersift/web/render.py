@@ -17,7 +17,8 @@ TEMPLATES = {
     "front": "front.html", "daily": "daily.html", "topics": "topics.html",
     "section": "section.html", "topic": "listing.html", "category": "listing.html",
     "author": "author.html", "paper": "paper.html", "search": "search.html",
-    "error": "error.html",
+    "error": "error.html", "me": "me.html", "profile": "profile.html",
+    "collection": "collection.html", "login": "login.html", "signup": "signup.html",
 }
 
 

@@ -14,12 +14,27 @@ SEARCH_FEED = "/search.atom"
 HEALTH = "/healthz"
 SITEMAP = "/sitemap.xml"
 STATIC = "/static"
+LOGIN = "/login"
+SIGNUP = "/signup"
+LOGOUT = "/logout"
+ME = "/me"
+ME_PROFILE = "/me/profile"
+ME_REACT = "/me/react"
+ME_FOLLOW = "/me/follow"
+ME_UNFOLLOW = "/me/unfollow"
+ME_FEEDBACK = "/me/feedback"
+ME_ENTRIES = "/me/entries"
+ME_ENTRY_DELETE = "/me/entries/delete"
+ME_SAVE = "/me/collections"
+ME_UNSAVE = "/me/collections/remove"
+ME_IMPORT = "/me/import"
 
 # Route patterns (Starlette syntax), beside the builders that fill them.
 ROUTES = {
     "daily": "/daily/{day}", "topic": "/topics/{slug}", "section": "/sections/{slug}",
     "category": "/categories/{name}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
     "sitemap_part": "/sitemap-{name}.xml", "flag": "/api/flag/{pid:path}",
+    "me_collection": "/me/collections/{name}",
 }
 
 
@@ -50,6 +65,10 @@ def author(slug: str) -> str:
 
 def paper(pid: str) -> str:
     return f"/papers/{_part(pid)}"
+
+
+def me_collection(name: str) -> str:
+    return f"/me/collections/{quote(name, safe='')}"
 
 
 def feed(path: str) -> str:

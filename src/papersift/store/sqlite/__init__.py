@@ -9,6 +9,7 @@ from papersift.store.sqlite.db import connect
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
+from papersift.store.sqlite.readers import Readers
 from papersift.store.sqlite.search import Search
 from papersift.store.sqlite.summaries import Summaries
 from papersift.store.sqlite.topics import Topics
@@ -27,6 +28,7 @@ class SQLiteStore:
         self.summaries = Summaries(self.conn, self.path)
         self.topics = Topics(self.conn, self.path)
         self.pages = Pages(self.conn, self.path)
+        self.readers = Readers(self.conn, self.path)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""

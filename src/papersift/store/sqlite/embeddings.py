@@ -54,20 +54,22 @@ class Embeddings(Concern):
     ) -> tuple[list[str], np.ndarray]:
         """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
         sql = (
-            "SELECT e.paper_id, e.dim, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-            " WHERE e.model = ? AND p.duplicate_of IS NULL"
+            "SELECT p.pk, e.paper_id, e.dim, e.vector FROM embeddings e"
+            " JOIN papers p ON p.id = e.paper_id WHERE e.model = ? AND p.duplicate_of IS NULL"
         )
-        params: list[object] = [model]
-        if ids is not None:
-            wanted = set(ids)
-            rows = [r for r in self.conn.execute(sql + " ORDER BY p.pk", params) if r[0] in wanted]
-        else:
-            rows = self.conn.execute(sql + " ORDER BY p.pk", params).fetchall()
+        if ids is None:
+            rows = self.conn.execute(sql + " ORDER BY p.pk", (model,)).fetchall()
+        else:  # a few papers: look them up, do not read every vector
+            rows = []
+            for chunk in chunks(list(dict.fromkeys(ids))):
+                rows += self.conn.execute(sql + f" AND e.paper_id IN ({marks(chunk)})",
+                                          (model, *chunk)).fetchall()
+            rows.sort(key=lambda r: r[0])
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
-        dim = rows[0][1]
-        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4").reshape(len(rows), dim)
-        return [r[0] for r in rows], matrix.astype(np.float32, copy=False)
+        dim = rows[0][2]
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(len(rows), dim)
+        return [r[1] for r in rows], matrix.astype(np.float32, copy=False)
 
     def get_embedding(self, paper_id: str, model: str) -> np.ndarray | None:
         row = self.conn.execute(

@@ -1,0 +1,205 @@
+"""Reader accounts: sign-up, passwords (argon2id), sessions with CSRF tokens, login rate limiting, invitations."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from papersift.errors import PapersiftError, UsageError
+from papersift.settings import Settings
+from papersift.store import Store, StoreConflict
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+MIN_PASSWORD = 10
+MAX_PASSWORD = 1024  # argon2 hashes anything, but a megabyte "password" is an attack
+RATE_WINDOW = timedelta(minutes=15)
+INVITATION_DAYS = 14
+SIGNUP_MODES = ("open", "invite", "closed")
+_hasher = PasswordHasher()
+
+
+class AccountError(UsageError):
+    """A sign-up or login that cannot be done as asked; the message says why."""
+
+
+class LoginRefused(PapersiftError):
+    """Wrong name or password, or too many attempts (the message never says which name exists)."""
+
+
+@dataclass(frozen=True)
+class Session:
+    """A logged-in reader: the token for the cookie (never stored) and the form token."""
+
+    token: str
+    csrf_token: str
+    reader: dict[str, Any]
+    expires_at: str
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a session token or invitation code."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def check_name(name: str) -> str:
+    name = (name or "").strip()
+    if not _NAME.match(name):
+        raise AccountError("a name is 2 to 40 letters, digits, '.', '_' or '-', "
+                           "starting with a letter or digit")
+    return name
+
+
+def check_password(password: str) -> str:
+    if not isinstance(password, str) or len(password) < MIN_PASSWORD:
+        raise AccountError(f"a password needs at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise AccountError(f"a password has at most {MAX_PASSWORD} characters")
+    return password
+
+
+def check_email(email: str | None) -> str | None:
+    email = (email or "").strip()
+    if not email:
+        return None
+    if len(email) > 254 or not _EMAIL.match(email):
+        raise AccountError(f"{email!r} is not an email address")
+    return email
+
+
+def add_reader(store: Store, name: str, password: str, email: str | None = None) -> int:
+    """Make an account (what the admin's `papersift readers add` and sign-up both call)."""
+    name, email = check_name(name), check_email(email)
+    password_hash = _hasher.hash(check_password(password))
+    try:
+        return store.readers.add_reader(name, email, password_hash)
+    except StoreConflict:
+        raise AccountError(f"the name {name!r} is taken; choose another") from None
+
+
+def sign_up(store: Store, settings: Settings, name: str, password: str,
+            email: str | None = None, invitation: str | None = None) -> Session:
+    """An account made from the site: open, by invitation, or refused (the `signup` setting)."""
+    mode = settings.signup
+    if mode not in SIGNUP_MODES:
+        raise UsageError(f"signup must be one of {', '.join(SIGNUP_MODES)}, not {mode!r}")
+    if mode == "closed":
+        raise AccountError("sign-up is closed here: ask the admin for an account")
+    code = (invitation or "").strip()
+    if mode == "invite" and not code:
+        raise AccountError("sign-up here is by invitation: enter the code you were given")
+    reader_id = add_reader(store, name, password, email)
+    if mode == "invite" and not store.readers.use_invitation(token_hash(code), reader_id,
+                                                             _iso(_now())):
+        store.readers.remove_reader(reader_id)
+        raise AccountError("that invitation code is unknown, used or expired")
+    return start_session(store, settings, reader_id)
+
+
+def start_session(store: Store, settings: Settings, reader_id: int) -> Session:
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(24)
+    expires = _iso(_now() + timedelta(days=max(1, int(settings.session_days))))
+    store.readers.add_session(reader_id, token_hash(token), csrf, expires)
+    return Session(token, csrf, store.readers.get_reader(reader_id) or {}, expires)
+
+
+def log_in(store: Store, settings: Settings, name: str, password: str,
+           address: str = "") -> Session:
+    """A session for a reader whose password matches; LoginRefused (the same message whatever
+    was wrong) otherwise, and once a name or an address has failed too often recently."""
+    now = _now()
+    keys = [f"name:{(name or '').strip().lower()}", f"ip:{address}"]
+    limits = [int(settings.login_attempts), 4 * int(settings.login_attempts)]
+    since = _iso(now - RATE_WINDOW)
+    for key, limit in zip(keys, limits, strict=True):
+        if store.readers.login_failures_since(key, since) >= limit:
+            raise LoginRefused("too many failed logins; wait 15 minutes and try again")
+    reader = store.readers.find_reader((name or "").strip())
+    if reader is None or not _verify(reader["password_hash"], password):
+        for key in keys:
+            store.readers.add_login_failure(key, _iso(now))
+        raise LoginRefused("wrong name or password")
+    store.readers.clear_login_failures(keys[0])
+    if _hasher.check_needs_rehash(reader["password_hash"]):
+        store.readers.set_password_hash(reader["id"], _hasher.hash(password))
+    return start_session(store, settings, reader["id"])
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    if not isinstance(password, str) or len(password) > MAX_PASSWORD:
+        return False
+    try:
+        return _hasher.verify(password_hash, password)
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def session_for(store: Store, token: str | None) -> dict[str, Any] | None:
+    """{reader, csrf_token, expires_at} for a live session token; None otherwise."""
+    if not token:
+        return None
+    return store.readers.session_of(token_hash(token), _iso(_now()))
+
+
+def log_out(store: Store, token: str | None) -> None:
+    if token:
+        store.readers.end_session(token_hash(token))
+
+
+def csrf_matches(expected: str | None, given: str | None) -> bool:
+    return bool(expected and given) and hmac.compare_digest(str(expected), str(given))
+
+
+def change_password(store: Store, reader_id: int, password: str) -> None:
+    """A new password; every session of the reader ends."""
+    store.readers.set_password_hash(reader_id, _hasher.hash(check_password(password)))
+    store.readers.end_sessions(reader_id)
+
+
+def invite(store: Store) -> str:
+    """A new invitation code (shown once; only its hash is kept)."""
+    code = secrets.token_urlsafe(12)
+    store.readers.add_invitation(token_hash(code), _iso(_now() + timedelta(days=INVITATION_DAYS)))
+    return code
+
+
+def reader_named(store: Store, name: str) -> dict[str, Any]:
+    """The reader of this name; PapersiftError saying so if there is none."""
+    reader = store.readers.find_reader((name or "").strip())
+    if reader is None:
+        raise PapersiftError(f"no reader named {name!r}")
+    return reader
+
+
+def secret_key(settings: Settings) -> str:
+    """The configured secret key, else one made once and kept in the data dir."""
+    if settings.secret_key:
+        return str(settings.secret_key)
+    path = settings.paths.secret_key
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        key = secrets.token_urlsafe(48)
+        try:  # exclusive create: two workers starting at once agree on one key
+            with path.open("x") as handle:
+                handle.write(key)
+            path.chmod(0o600)
+        except FileExistsError:
+            return path.read_text().strip()
+        return key

@@ -1,0 +1,143 @@
+"""What a reader tells papersift: follows, reactions, collections, feedback and imported papers, checked before they are kept."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from papersift.errors import UsageError
+from papersift.readers.feedback import FeedbackTooLong, Reading, read_feedback
+from papersift.readers.imports import read_import
+from papersift.store import Store
+
+FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
+REACTIONS = ("up", "down", "not_interested")
+ENTRY_KINDS = ("more", "less", "exclude")
+_CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
+_COLLECTION = re.compile(r"^[\w][\w .'-]{0,59}$")
+MAX_SEARCH = 200
+MAX_ENTRY = 80
+
+
+class SignalError(UsageError):
+    """A follow, reaction, collection or entry that cannot be kept as asked; the message says why."""
+
+
+def parse_target(text: str) -> tuple[str, str]:
+    """'topic:graph-learning' -> ('topic', 'graph-learning'); SignalError if not of that form."""
+    kind, sep, value = (text or "").partition(":")
+    kind, value = kind.strip().lower(), value.strip().strip("\"'")
+    if not sep or kind not in FOLLOW_KINDS or not value:
+        raise SignalError(f"follow what? Write one of {', '.join(k + ':…' for k in FOLLOW_KINDS)}"
+                          f" (e.g. category:cs.LG or search:\"diffusion -medical\"), not {text!r}")
+    return kind, value
+
+
+def search_words(query: str) -> tuple[list[str], list[str]]:
+    """A saved search's words to find and words to exclude ('diffusion -medical')."""
+    wanted, unwanted = [], []
+    for word in re.findall(r"-?[\w][\w\-]*", query.lower()):
+        (unwanted if word.startswith("-") else wanted).append(word.lstrip("-"))
+    return wanted, unwanted
+
+
+def _checked_follow(store: Store, kind: str, value: str) -> str:
+    """The value to keep for this follow (a topic's live slug, ...); SignalError if unknown."""
+    if kind == "topic":
+        topic = store.topics.find_topic(value)
+        if topic is None:
+            raise SignalError(f"there is no topic {value!r}")
+        return str(topic["slug"])
+    if kind == "section" and store.topics.find_section(value) is None:
+        raise SignalError(f"there is no section {value!r}")
+    if kind == "author" and store.pages.find_author(value) is None:
+        raise SignalError(f"there is no author {value!r} (use the name in their page's address)")
+    if kind == "category" and (not _CATEGORY.match(value)
+                               or not store.pages.category_papers_page(value, 1, 0)[0]):
+        raise SignalError(f"there are no papers in category {value!r}")
+    if kind == "search":
+        if len(value) > MAX_SEARCH or not search_words(value)[0]:
+            raise SignalError(f"a saved search needs words to look for (at most {MAX_SEARCH} "
+                              "characters), e.g. \"diffusion -medical\"")
+        return " ".join(value.split())
+    return value
+
+
+def follow(store: Store, reader_id: int, target: str) -> tuple[str, str]:
+    kind, value = parse_target(target)
+    value = _checked_follow(store, kind, value)
+    store.readers.add_follow(reader_id, kind, value)
+    return kind, value
+
+
+def unfollow(store: Store, reader_id: int, target: str) -> bool:
+    kind, value = parse_target(target)
+    return store.readers.remove_follow(reader_id, kind, value)
+
+
+def paper_of(store: Store, paper_id: str) -> str:
+    """The id a signal about this paper is kept under (a duplicate's original); SignalError if
+    the store has no such paper."""
+    paper = store.papers.get_paper((paper_id or "").strip())
+    if paper is None:
+        raise SignalError(f"there is no paper {paper_id!r}")
+    return str(paper["duplicate_of"] or paper["id"])
+
+
+def react(store: Store, reader_id: int, paper_id: str, reaction: str) -> str:
+    """Rate a paper up or down, mark it not interesting, or ('clear') take that back."""
+    paper = paper_of(store, paper_id)
+    if reaction == "clear":
+        store.readers.clear_reaction(reader_id, paper)
+    elif reaction in REACTIONS:
+        store.readers.set_reaction(reader_id, paper, reaction)
+    else:
+        raise SignalError(f"a reaction is one of {', '.join(REACTIONS)} or clear, not {reaction!r}")
+    return paper
+
+
+def collection_name(name: str) -> str:
+    name = " ".join((name or "").split())
+    if not _COLLECTION.match(name):
+        raise SignalError("a collection's name is 1 to 60 letters, digits, spaces, '.', ''' or '-'")
+    return name
+
+
+def save(store: Store, reader_id: int, collection: str, paper_id: str) -> str:
+    store.readers.add_to_collection(reader_id, collection_name(collection),
+                                    paper_of(store, paper_id))
+    return collection_name(collection)
+
+
+def give_feedback(store: Store, reader_id: int, text: str) -> Reading:
+    """Keep the reader's words and the entries read from them (nothing if nothing was read)."""
+    try:
+        reading = read_feedback(text or "")
+    except FeedbackTooLong as exc:
+        raise SignalError(str(exc)) from None
+    if reading.entries:
+        feedback_id = store.readers.add_feedback(reader_id, text.strip())
+        for entry in reading.entries:
+            store.readers.add_profile_entry(reader_id, entry.kind, entry.phrase, feedback_id)
+    return reading
+
+
+def add_entry(store: Store, reader_id: int, kind: str, phrase: str) -> int | None:
+    phrase = " ".join((phrase or "").split())
+    if kind not in ENTRY_KINDS:
+        raise SignalError(f"an entry is one of {', '.join(ENTRY_KINDS)}, not {kind!r}")
+    if not 2 <= len(phrase) <= MAX_ENTRY:
+        raise SignalError(f"an entry's words are 2 to {MAX_ENTRY} characters")
+    return store.readers.add_profile_entry(reader_id, kind, phrase)
+
+
+def import_liked(store: Store, reader_id: int, text: str) -> dict[str, Any]:
+    """Like the papers of pasted ids or a BibTeX file; unknown ones are reported, not fatal."""
+    found = read_import(text or "")
+    liked, unknown = [], []
+    for paper_id in found.ids:
+        try:
+            liked.append(react(store, reader_id, paper_id, "up"))
+        except SignalError:
+            unknown.append(paper_id)
+    return {"liked": liked, "unknown": unknown, "unreadable": found.unreadable}

@@ -1,0 +1,188 @@
+"""A reader's feed: the window's papers ranked by their model, follows and profile entries, with slots to explore and for what is trending, each with the facts behind it."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from papersift.readers.signals import search_words
+from papersift.recommend.entries import apply_entries
+from papersift.recommend.model import ReaderModel, Scores
+from papersift.recommend.reasons import item_reasons, name_interests
+from papersift.recommend.window import Window, reader_model, window
+from papersift.settings import Settings
+from papersift.store import Store
+from papersift.topics.trends import trending
+
+# Standardized-score units a follow adds: an author a reader follows outranks a near miss.
+FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
+EXPLORE_SHARE, TRENDING_SLOTS = 0.1, 2
+EXPLORE_BAND = 100  # exploration picks come from the papers ranked just below the feed
+
+
+@dataclass
+class Feed:
+    """The ranked items: {paper_id, score, slot ('ranked', 'exploring', 'trending'), reasons}."""
+
+    items: list[dict[str, Any]] = field(default_factory=list)
+    interests: list[dict[str, Any]] = field(default_factory=list)
+    window: dict[str, Any] = field(default_factory=dict)
+    personalized: bool = False  # the reader gave signals the ranking used
+
+
+@dataclass
+class _Reader:
+    reader: dict[str, Any]
+    follows: list[dict[str, Any]]
+    entries: list[dict[str, Any]]
+    liked: list[str]
+    liked_dates: list[str]
+    disliked: list[str]
+    hidden: set[str]  # reacted to, or shown on an earlier day
+
+
+def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
+    reactions = store.readers.reactions_of(reader["id"])
+    saved = {pid: c["created_at"] for c in store.readers.collections_of(reader["id"])
+             for pid in store.readers.collection_papers(reader["id"], c["name"]) or []}
+    liked = {r["paper_id"]: r["at"] for r in reactions if r["reaction"] == "up"}
+    for pid, at in saved.items():
+        liked.setdefault(pid, at)
+    return _Reader(reader, store.readers.follows_of(reader["id"]),
+                   store.readers.profile_entries(reader["id"]), list(liked),
+                   list(liked.values()),
+                   [r["paper_id"] for r in reactions if r["reaction"] != "up"],
+                   {r["paper_id"] for r in reactions}
+                   | store.readers.shown_before(reader["id"], today))
+
+
+def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
+               now: datetime | None = None) -> Feed:
+    """The reader's feed for today (the same all day, until their signals change)."""
+    today = (now or datetime.now(UTC)).strftime("%Y-%m-%d")
+    win = window(store, settings)
+    who = _signals(store, reader, today)
+    keep = [i for i, pid in enumerate(win.candidates.ids) if pid not in who.hidden]
+    candidates = win.candidates.subset(keep)
+    model = reader_model(store, win, reader, who.liked, who.liked_dates, who.disliked, today)
+    scores = model.score(candidates)
+    follow_boost, follow_facts = _follows(store, who.follows, candidates.rows)
+    effect = apply_entries(who.entries, candidates, win.topics)
+    total = scores.total + follow_boost + effect.adjustment
+    total[effect.excluded] = -np.inf
+    feed = Feed(window={"start": win.start, "papers": len(win.candidates.rows),
+                        "candidates": int(np.isfinite(total).sum())},
+                personalized=bool(who.liked or who.follows or who.entries))
+    labels = name_interests(model, win)
+    feed.interests = [{"interest": k, "label": v, "likes": int((model.interest == k).sum())}
+                      for k, v in labels.items()]
+    slate = _slate(total, scores, model, settings, store, candidates, win)
+    feed.items = [{"paper_id": candidates.rows[i]["id"], "score": round(float(total[i]), 3),
+                   "slot": slot,
+                   "reasons": item_reasons(i, slot, candidates, scores, model, labels,
+                                           follow_facts[i], effect.matched[i], slot_note)}
+                  for i, slot, slot_note in slate]
+    return feed
+
+
+def _follows(store: Store, follows: list[dict[str, Any]], rows: list[dict[str, Any]]
+             ) -> tuple[np.ndarray, list[list[dict[str, str]]]]:
+    """The boost each candidate gets from the reader's follows, and which follows matched."""
+    boost = np.zeros(len(rows))
+    facts: list[list[dict[str, str]]] = [[] for _ in rows]
+    sections = {f["value"]: store.topics.find_section(f["value"]) for f in follows
+                if f["kind"] == "section"}
+    topics = {f["value"]: store.topics.find_topic(f["value"]) for f in follows
+              if f["kind"] == "topic"}
+    for follow in follows:
+        kind, value = follow["kind"], follow["value"]
+        test = _follow_test(kind, value, topics.get(value), sections.get(value))
+        for i, row in enumerate(rows):
+            if test(row):
+                boost[i] += FOLLOW_BOOST[kind]
+                facts[i].append({"kind": kind, "value": value})
+    return boost, facts
+
+
+def _follow_test(kind: str, value: str, topic: dict[str, Any] | None,
+                 section: dict[str, Any] | None):  # noqa: ANN202 (a row predicate)
+    if kind == "author":
+        return lambda row: value in row["author_slugs"]
+    if kind == "category":
+        return lambda row: value in row["categories"]
+    if kind == "topic":
+        return lambda row: topic is not None and row["topic_id"] == topic["id"]
+    if kind == "section":
+        return lambda row: section is not None and row["section_id"] == section["id"]
+    wanted, unwanted = search_words(value)
+
+    def matches(row: dict[str, Any]) -> bool:
+        text = f"{row['title']} {row['abstract']}".lower()
+        return all(w in text for w in wanted) and not any(w in text for w in unwanted)
+
+    return matches
+
+
+def _slate(total: np.ndarray, scores: Scores, model: ReaderModel, settings: Settings,
+           store: Store, candidates: Any, win: Window) -> list[tuple[int, str, str]]:
+    """(candidate, slot, note) in feed order: ranked papers, some to explore, what trends."""
+    size = max(1, int(settings.feed_size))
+    explore = max(1, round(size * EXPLORE_SHARE)) if model.liked.rows else 0
+    order = [int(i) for i in np.argsort(-total, kind="stable") if np.isfinite(total[i])]
+    ranked = _balanced(order, scores, model, size - explore - TRENDING_SLOTS)
+    taken = set(ranked)
+    slate = [(i, "ranked", "") for i in ranked]
+    band = [i for i in order if i not in taken][:EXPLORE_BAND]
+    if explore and band:
+        # Near the edge of what the model knows: well ranked, yet far from every liked paper.
+        edge = sorted(band, key=lambda i: scores.nearest_cosine[i])[:explore]
+        slate += [(i, "exploring", "") for i in edge]
+        taken |= set(edge)
+    for i, note in _trending(store, candidates, order, taken):
+        slate.append((i, "trending", note))
+    return slate[:size] if len(slate) > size else slate
+
+
+def _balanced(order: list[int], scores: Scores, model: ReaderModel, slots: int) -> list[int]:
+    """The best papers, no interest taking more than its share of the likes (plus two): a
+    reader of two fields gets both, not a blend of neither."""
+    shares = Counter(model.interest.tolist())
+    likes = max(1, len(model.interest))
+    cap = {k: math.ceil(slots * n / likes) + 2 for k, n in shares.items()}
+    used: Counter[int] = Counter()
+    picked: list[int] = []
+    for i in order:
+        nearest = int(scores.nearest[i])
+        interest = int(model.interest[nearest]) if nearest >= 0 else -1
+        if interest >= 0 and used[interest] >= cap[interest]:
+            continue
+        used[interest] += 1
+        picked.append(i)
+        if len(picked) >= slots:
+            return picked
+    rest = [i for i in order if i not in set(picked)]
+    return picked + rest[:slots - len(picked)]
+
+
+def _trending(store: Store, candidates: Any, order: list[int], taken: set[int]
+              ) -> list[tuple[int, str]]:
+    """The reader's best-ranked paper of each of the fastest-growing topics."""
+    picks: list[tuple[int, str]] = []
+    position = {i: rank for rank, i in enumerate(order)}
+    for topic in trending(store, limit=TRENDING_SLOTS * 3):
+        members = [i for i, row in enumerate(candidates.rows)
+                   if row["topic_id"] == topic["id"] and i in position and i not in taken]
+        if not members:
+            continue
+        best = min(members, key=lambda i: position[i])
+        taken.add(best)
+        picks.append((best, f"{topic['label']}: {topic['this_week']} papers this week, "
+                            f"{topic['growth']:.1f}x its weekly mean before"))
+        if len(picks) >= TRENDING_SLOTS:
+            break
+    return picks

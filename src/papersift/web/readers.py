@@ -1,0 +1,286 @@
+"""A reader's side of the site: log in, sign up, /me and its forms, with signed session cookies and a CSRF token on every form.
+
+Every form works as plain HTML (POST, then a redirect back); the same endpoints answer
+JSON to a script that asks for it (Accept: application/json), which static/me.js does.
+A reader's pages and writes use the reader of the session only: no URL names a reader.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl
+
+from itsdangerous import BadSignature, URLSafeSerializer
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from papersift.errors import PapersiftError
+from papersift.readers import accounts, signals
+from papersift.readers.imports import MAX_IMPORT
+from papersift.web import reader_views, urls
+from papersift.web.views import NotFound
+
+SESSION_COOKIE = "papersift_session"
+FORM_COOKIE = "papersift_form"  # double-submit token of the forms shown before logging in
+MAX_FORM = 64 * 1024
+
+
+class ReaderPages:
+    """The reader endpoints over one Web (see web.app)."""
+
+    def __init__(self, web: Any) -> None:
+        self.web, self.site = web, web.site
+        key = accounts.secret_key(self.site.settings)
+        self.sessions = URLSafeSerializer(key, salt="papersift-session")
+        self.forms = URLSafeSerializer(key, salt="papersift-form")
+        self.secure = self.site.settings.base_url.startswith("https://")
+
+    # ------------------------------------------------------------ sessions
+    def session(self, request: Request) -> dict[str, Any] | None:
+        """The live session of the request's cookie, or None."""
+        raw = request.cookies.get(SESSION_COOKIE)
+        if not raw:
+            return None
+        try:
+            token = self.sessions.loads(raw)
+        except BadSignature:
+            return None
+        return accounts.session_for(self.site.store, str(token))
+
+    def _set_session(self, response: Response, session: accounts.Session) -> None:
+        response.set_cookie(SESSION_COOKIE, self.sessions.dumps(session.token),
+                            max_age=int(self.site.settings.session_days) * 86400,
+                            httponly=True, samesite="lax", secure=self.secure, path="/")
+
+    def _form_token(self, request: Request) -> tuple[str, str | None]:
+        """(the token for the form, a cookie value to set when the browser has none)."""
+        raw = request.cookies.get(FORM_COOKIE)
+        if raw:
+            try:
+                return str(self.forms.loads(raw)), None
+            except BadSignature:
+                pass
+        token = secrets.token_urlsafe(24)
+        return token, self.forms.dumps(token)
+
+    # -------------------------------------------------------------- helpers
+    @staticmethod
+    async def form(request: Request, limit: int = MAX_FORM) -> dict[str, str] | None:
+        """The url-encoded fields of a POST, or None when the body is over `limit` bytes."""
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                return None
+        return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+    @staticmethod
+    def wants_json(request: Request) -> bool:
+        return "application/json" in request.headers.get("accept", "")
+
+    @staticmethod
+    def back(fields: dict[str, str], default: str) -> str:
+        """Where to send the browser after a form: a path on this site, never elsewhere."""
+        target = fields.get("next") or default
+        return target if target.startswith("/") and not target.startswith("//") else default
+
+    def _page(self, request: Request, data: dict[str, Any], status: int = 200,
+              cookie: str | None = None) -> Response:
+        response = self.web.respond(request, data)
+        response.status_code = status
+        response.headers["cache-control"] = "private, no-store"
+        if cookie:
+            response.set_cookie(FORM_COOKIE, cookie, httponly=True, samesite="lax",
+                                secure=self.secure, path="/")
+        return response
+
+    def _refuse(self, request: Request, status: int, message: str) -> Response:
+        if self.wants_json(request) or request.scope.get("papersift_format") == "json":
+            return JSONResponse({"error": message, "status": status}, status_code=status)
+        return self.web.error(request, status, message)
+
+    # ------------------------------------------------------------- pages
+    async def me(self, request: Request) -> Response:
+        return await self._own(request, lambda s: reader_views.me(self.site, s))
+
+    async def profile(self, request: Request) -> Response:
+        return await self._own(request, lambda s: reader_views.profile(self.site, s))
+
+    async def collection(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        return await self._own(request, lambda s: reader_views.collection(self.site, s, name))
+
+    async def _own(self, request: Request, build: Callable[[dict[str, Any]], dict[str, Any]]
+                   ) -> Response:
+        session = self.session(request)
+        if session is None:
+            if request.scope.get("papersift_format") in ("json", "atom") or \
+                    self.wants_json(request):
+                return self._refuse(request, 401, "log in to see this page")
+            return RedirectResponse(urls.with_query(urls.LOGIN, next=request.url.path),
+                                    status_code=303)
+        try:
+            data = await run_in_threadpool(build, session)
+        except NotFound as missing:
+            return self._refuse(request, 404, str(missing).capitalize() + ".")
+        return self._page(request, data)
+
+    async def login_page(self, request: Request) -> Response:
+        token, cookie = self._form_token(request)
+        data = reader_views.login(self.site, token, next_path=self.back(
+            dict(request.query_params), urls.ME), session=self.session(request))
+        return self._page(request, data, cookie=cookie)
+
+    async def signup_page(self, request: Request) -> Response:
+        token, cookie = self._form_token(request)
+        return self._page(request, reader_views.signup(self.site, token), cookie=cookie)
+
+    # -------------------------------------------------------------- logins
+    async def login(self, request: Request) -> Response:
+        fields = await self.form(request)
+        token, _ = self._form_token(request)
+        if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
+            return self._refuse(request, 403, "the form has expired; reload the page and try "
+                                              "again")
+        try:
+            session = await run_in_threadpool(
+                accounts.log_in, self.site.store, self.site.settings, fields.get("name", ""),
+                fields.get("password", ""), request.client.host if request.client else "")
+        except PapersiftError as exc:
+            data = reader_views.login(self.site, token, str(exc), self.back(fields, urls.ME))
+            return self._page(request, data, status=401)
+        return self._logged_in(request, session, self.back(fields, urls.ME))
+
+    async def signup(self, request: Request) -> Response:
+        fields = await self.form(request)
+        token, _ = self._form_token(request)
+        if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
+            return self._refuse(request, 403, "the form has expired; reload the page and try "
+                                              "again")
+        try:
+            session = await run_in_threadpool(
+                accounts.sign_up, self.site.store, self.site.settings, fields.get("name", ""),
+                fields.get("password", ""), fields.get("email"), fields.get("invitation"))
+        except PapersiftError as exc:
+            data = reader_views.signup(self.site, token, str(exc), fields)
+            return self._page(request, data, status=400)
+        return self._logged_in(request, session, urls.ME_PROFILE)
+
+    def _logged_in(self, request: Request, session: accounts.Session, target: str) -> Response:
+        if self.wants_json(request):
+            response: Response = JSONResponse({"ok": True, "reader": session.reader["name"],
+                                               "csrf": session.csrf_token})
+        else:
+            response = RedirectResponse(target, status_code=303)
+        self._set_session(response, session)
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        return await self._write(request, lambda store, rid, f: accounts.log_out(
+            store, self.sessions.loads(request.cookies[SESSION_COOKIE])), urls.FRONT,
+            forget=True)
+
+    # -------------------------------------------------------------- writes
+    async def _write(self, request: Request, action: Callable[[Any, int, dict[str, str]], Any],
+                     default: str, limit: int = MAX_FORM, forget: bool = False) -> Response:
+        """Run a reader's write: logged in, the form's CSRF token right, else nothing changes."""
+        session = self.session(request)
+        if session is None:
+            return self._refuse(request, 401, "log in first (or your session has expired)")
+        fields = await self.form(request, limit)
+        if fields is None:
+            return self._refuse(request, 413, f"that is more than {limit // 1024} KB; send less")
+        given = fields.get("csrf") or request.headers.get("x-csrf-token")
+        if not accounts.csrf_matches(session["csrf_token"], given):
+            return self._refuse(request, 403, "the form's token is missing or wrong; reload the "
+                                              "page and try again")
+        try:
+            result = await run_in_threadpool(action, self.site.store,
+                                             session["reader"]["id"], fields)
+        except PapersiftError as exc:
+            return self._refuse(request, 400, str(exc))
+        if self.wants_json(request):
+            response: Response = JSONResponse({"ok": True, "result": result})
+        else:
+            response = RedirectResponse(self.back(fields, default), status_code=303)
+        if forget:
+            response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    async def react(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: signals.react(
+            s, rid, f.get("paper_id", ""), f.get("reaction", "")), urls.ME)
+
+    async def follow(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: list(signals.follow(
+            s, rid, _target(f))), urls.ME_PROFILE)
+
+    async def unfollow(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: signals.unfollow(
+            s, rid, _target(f)), urls.ME_PROFILE)
+
+    async def feedback(self, request: Request) -> Response:
+        def give(store: Any, rid: int, fields: dict[str, str]) -> dict[str, Any]:
+            reading = signals.give_feedback(store, rid, fields.get("text", ""))
+            if not reading.entries:
+                raise signals.SignalError(
+                    "papersift could not read a wish in that; write for example “less about "
+                    "benchmarks, more about theory” or “nothing on autonomous driving”")
+            return {"entries": [e.__dict__ for e in reading.entries],
+                    "not_understood": reading.not_understood}
+        return await self._write(request, give, urls.ME_PROFILE)
+
+    async def add_entry(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: signals.add_entry(
+            s, rid, f.get("kind", ""), f.get("phrase", "")), urls.ME_PROFILE)
+
+    async def remove_entry(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: s.readers.remove_profile_entry(
+            rid, _number(f.get("entry_id"))), urls.ME_PROFILE)
+
+    async def save(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: signals.save(
+            s, rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME)
+
+    async def unsave(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: s.readers.remove_from_collection(
+            rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME_PROFILE)
+
+    async def import_papers(self, request: Request) -> Response:
+        return await self._write(request, lambda s, rid, f: signals.import_liked(
+            s, rid, f.get("text", "")), urls.ME_PROFILE, limit=MAX_IMPORT + MAX_FORM)
+
+
+def _target(fields: dict[str, str]) -> str:
+    if fields.get("target"):
+        return fields["target"]
+    return f"{fields.get('kind', '')}:{fields.get('value', '')}"
+
+
+def _number(text: str | None) -> int:
+    try:
+        return int(text or "")
+    except ValueError:
+        raise signals.SignalError(f"{text!r} is not an entry number") from None
+
+
+def reader_routes(web: Any) -> list[Route]:
+    pages = ReaderPages(web)
+    posts: list[tuple[str, Callable[[Request], Awaitable[Response]]]] = [
+        (urls.LOGIN, pages.login), (urls.SIGNUP, pages.signup), (urls.LOGOUT, pages.logout),
+        (urls.ME_REACT, pages.react), (urls.ME_FOLLOW, pages.follow),
+        (urls.ME_UNFOLLOW, pages.unfollow), (urls.ME_FEEDBACK, pages.feedback),
+        (urls.ME_ENTRY_DELETE, pages.remove_entry), (urls.ME_ENTRIES, pages.add_entry),
+        (urls.ME_UNSAVE, pages.unsave), (urls.ME_SAVE, pages.save),
+        (urls.ME_IMPORT, pages.import_papers),
+    ]
+    return [
+        *[Route(path, handler, methods=["POST"]) for path, handler in posts],
+        Route(urls.LOGIN, pages.login_page), Route(urls.SIGNUP, pages.signup_page),
+        Route(urls.ME, pages.me), Route(urls.ME_PROFILE, pages.profile),
+        Route(urls.ROUTES["me_collection"], pages.collection),
+    ]
