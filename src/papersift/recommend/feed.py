@@ -101,12 +101,20 @@ def _follows(store: Store, follows: list[dict[str, Any]], rows: list[dict[str, A
               if f["kind"] == "topic"}
     for follow in follows:
         kind, value = follow["kind"], follow["value"]
-        test = _follow_test(kind, value, topics.get(value), sections.get(value))
+        topic, section = topics.get(value), sections.get(value)
+        test = _follow_test(kind, value, topic, section)
+        label = (topic or section or {}).get("label", value)
         for i, row in enumerate(rows):
             if test(row):
                 boost[i] += FOLLOW_BOOST[kind]
-                facts[i].append({"kind": kind, "value": value})
+                facts[i].append({"kind": kind, "value": value,
+                                 "label": _author_name(row, value) if kind == "author" else label})
     return boost, facts
+
+
+def _author_name(row: dict[str, Any], slug: str) -> str:
+    names = dict(zip(row["author_slugs"], row["authors"], strict=False))
+    return names.get(slug, slug)
 
 
 def _follow_test(kind: str, value: str, topic: dict[str, Any] | None,

@@ -70,16 +70,18 @@ class ReaderModel:
         self.liked, self.disliked, self.space = liked, disliked, space
         self.like_weights = np.asarray(like_weights, dtype=np.float64)
         self.svm: LinearSVC | None = None
-        if liked.rows:
+        if liked.rows and (background.rows or disliked.rows):
             self.svm = self._fit(background)
         self.interest = interests(liked.meaning)
         counts = Counter(c for row in liked.rows for c in row["categories"])
         total = sum(counts.values())
         self.category_share = {c: n / total for c, n in counts.items()} if total else {}
 
-    def _fit(self, background: Papers) -> LinearSVC:
+    def _fit(self, background: Papers) -> LinearSVC | None:
         liked_ids = set(self.liked.ids) | set(self.disliked.ids)
         keep = [i for i, pid in enumerate(background.ids) if pid not in liked_ids]
+        if not keep and not self.disliked.rows:
+            return None
         negatives = sp.vstack([self.disliked.words, background.words[keep]]).tocsr()
         features = sp.vstack([self.liked.words, negatives]).tocsr()
         labels = np.r_[np.ones(self.liked.words.shape[0]), np.zeros(negatives.shape[0])]
@@ -96,6 +98,7 @@ class ReaderModel:
         meaning = np.zeros(n)
         if self.svm is not None and n:
             words = standardize(self.svm.decision_function(candidates.words))
+        if self.liked.rows and n:
             similarity = candidates.meaning @ self.liked.meaning.T
             nearest = similarity.argmax(axis=1)
             cosine = similarity[np.arange(n), nearest]

@@ -11,8 +11,8 @@ from papersift.recommend.features import Papers
 from papersift.recommend.model import ReaderModel, Scores
 
 _FOLLOW_TEXT = {
-    "author": "by an author you follow ({value})", "topic": "in a topic you follow ({value})",
-    "section": "in a section you follow ({value})", "category": "in {value}, which you follow",
+    "author": "by {label}, whom you follow", "topic": "in {label}, a topic you follow",
+    "section": "in {label}, a section you follow", "category": "in {value}, which you follow",
     "search": "matches your saved search “{value}”",
 }
 _ENTRY_TEXT = {"more": "you asked for more: {phrase}", "less": "you asked for less: {phrase}"}
@@ -22,7 +22,18 @@ CLOSE_COSINE = 0.35
 
 def name_interests(model: ReaderModel, win: Any) -> dict[int, str]:
     """A name for each interest: the topic most of its liked papers are in, else the words
-    its liked papers share most."""
+    its liked papers share most. Interests that get one name are one interest (the model's
+    `interest` numbers are merged to match)."""
+    names = _names(model, win)
+    first: dict[str, int] = {}
+    for interest, name in sorted(names.items()):
+        keep = first.setdefault(name, interest)
+        if keep != interest:
+            model.interest[model.interest == interest] = keep
+    return {k: v for k, v in names.items() if first[v] == k}
+
+
+def _names(model: ReaderModel, win: Any) -> dict[int, str]:
     names: dict[int, str] = {}
     for interest in sorted(set(model.interest.tolist())):
         members = np.flatnonzero(model.interest == interest)

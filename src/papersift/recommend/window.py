@@ -16,6 +16,7 @@ from papersift.store import Store
 from papersift.topics.stage import model_id
 
 BACKGROUND = 1_000  # store papers a reader's word model learns against
+MIN_BACKGROUND = 50
 CHECK_SECONDS = 30.0  # how often a worker asks whether new papers arrived
 _MODELS = 256  # reader models kept per process
 
@@ -74,6 +75,8 @@ def _build(store: Store, settings: Settings, key: tuple[Any, ...]) -> Window:
     start = (date.fromisoformat(latest[:10]) - timedelta(days=max(1, int(settings.feed_days)) - 1))
     rows = store.readers.ranking_rows(since=start.isoformat())
     background = store.readers.background_rows(BACKGROUND, start.isoformat())
+    if len(background) < MIN_BACKGROUND:  # a young store: learn against all its papers
+        background = store.readers.background_rows(BACKGROUND, "9999-12-31")
     model = key[2]
     ids, matrix = store.embeddings.embedding_matrix(model, [r["id"] for r in rows + background])
     vectors = dict(zip(ids, matrix, strict=True))

@@ -1,0 +1,209 @@
+"""Readers on the site served for real: sign-up and log-in, CSRF on every form, each reader's data their own, clear answers to bad input, and the whole loop in chromium."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from papersift.settings import load_settings
+from papersift.store import open_store
+from tests.conftest import shared_file
+from tests.web_helpers import LiveServer, fill_store, free_port, write_fixture
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = tmp_path_factory.mktemp("readers-web")
+    write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), root / "papers.jsonl", days=3,
+                  per_day=40)
+    port = free_port()
+    settings = load_settings(environ={}, config=root / "none.toml", data_dir=str(root / "data"),
+                             base_url=f"http://127.0.0.1:{port}", threads=1, feed_size=20)
+    fill_store(settings, root / "papers.jsonl")
+    with LiveServer(settings, port) as server:
+        server.settings = settings
+        yield server
+
+
+def _form_token(client: httpx.Client, path: str) -> str:
+    return re.search(r'name="form_token" value="([^"]+)"', client.get(path).text).group(1)
+
+
+def _csrf(client: httpx.Client) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', client.get("/me/profile").text).group(1)
+
+
+def reader(site: Any, name: str) -> httpx.Client:
+    """A browser-like client signed up as `name`."""
+    client = httpx.Client(base_url=site.url, timeout=60)
+    answer = client.post("/signup", data={"form_token": _form_token(client, "/signup"),
+                                          "name": name, "password": PASSWORD})
+    assert answer.status_code == 303 and answer.headers["location"] == "/me/profile", answer.text
+    return client
+
+
+def test_pages_of_a_reader_need_a_session(site: Any) -> None:
+    with httpx.Client(base_url=site.url) as anonymous:
+        assert anonymous.get("/me").headers["location"] == "/login?next=%2Fme"
+        assert anonymous.get("/me.json").status_code == 401
+        assert anonymous.post("/me/react", data={"paper_id": "x", "reaction": "up"}
+                              ).status_code == 401
+        forged = {"papersift_session": "not-a-signed-token"}
+        assert anonymous.get("/me", cookies=forged).status_code == 303
+
+
+def test_sign_up_sets_a_safe_cookie_and_refuses_bad_input(site: Any) -> None:
+    client = httpx.Client(base_url=site.url)
+    token = _form_token(client, "/signup")
+    assert client.post("/signup", data={"name": "carol", "password": PASSWORD}
+                       ).status_code == 403  # no form token
+    short = client.post("/signup", data={"form_token": token, "name": "carol", "password": "x"})
+    assert short.status_code == 400 and "at least 10 characters" in short.text
+    answer = client.post("/signup", data={"form_token": token, "name": "carol",
+                                          "password": PASSWORD})
+    cookie = answer.headers["set-cookie"]
+    assert "papersift_session=" in cookie and "HttpOnly" in cookie and "SameSite=lax" in cookie
+    taken = httpx.post(site.url + "/signup", data={"form_token": token, "name": "Carol",
+                                                   "password": PASSWORD},
+                       cookies={"papersift_form": client.cookies["papersift_form"]})
+    assert taken.status_code == 400 and "taken" in taken.text
+
+
+def test_one_reader_cannot_read_or_change_anothers_data(site: Any) -> None:
+    ada, bob = reader(site, "ada-web"), reader(site, "bob-web")
+    paper = ada.get("/me.json").json()["papers"][0]["id"]
+    csrf = _csrf(ada)
+    for path, data in (("/me/react", {"paper_id": paper, "reaction": "up"}),
+                       ("/me/collections", {"paper_id": paper, "collection": "Secret"}),
+                       ("/me/feedback", {"text": "more about secret plans"})):
+        assert ada.post(path, data={**data, "csrf": csrf}).status_code == 303
+    assert ada.get("/me/collections/Secret.json").json()["papers"][0]["id"] == paper
+    assert bob.get("/me/collections/Secret").status_code == 404
+    assert bob.get("/me/collections/Secret.json").status_code == 404
+    mine = bob.get("/me/profile.json").json()
+    assert mine["reader"] == {"name": "bob-web"} and mine["entries"] == []
+    assert mine["collections"] == [] and mine["reactions"] == []
+    assert "secret" not in bob.get("/me").text.lower()
+    entry = ada.get("/me/profile.json").json()["entries"][0]
+    # Ada's form token does not work in Bob's session, and Bob cannot remove Ada's entry.
+    assert bob.post("/me/entries/delete", data={"csrf": csrf, "entry_id": entry["id"]}
+                    ).status_code == 403
+    assert bob.post("/me/entries/delete", data={"csrf": _csrf(bob), "entry_id": entry["id"]}
+                    ).status_code == 303
+    assert ada.get("/me/profile.json").json()["entries"] == [entry]
+
+
+def test_bad_input_gets_a_message_and_changes_nothing(site: Any) -> None:
+    client = reader(site, "dora-web")
+    csrf = _csrf(client)
+    json_ = {"accept": "application/json"}
+    answers = {
+        "unknown paper": client.post("/me/react", headers=json_, data={
+            "csrf": csrf, "paper_id": "2609.99999", "reaction": "up"}),
+        "missing csrf": client.post("/me/react", headers=json_, data={
+            "paper_id": "2609.99999", "reaction": "up"}),
+        "100 KB feedback": client.post("/me/feedback", headers=json_, data={
+            "csrf": csrf, "text": "more about theory " * 6000}),
+        "not BibTeX": client.post("/me/import", headers=json_, data={
+            "csrf": csrf, "text": "Dear papersift, this is a letter."}),
+        "bad follow": client.post("/me/follow", headers=json_, data={
+            "csrf": csrf, "kind": "planet", "value": "mars"}),
+    }
+    assert {k: v.status_code for k, v in answers.items()} == {
+        "unknown paper": 400, "missing csrf": 403, "100 KB feedback": 413, "not BibTeX": 400,
+        "bad follow": 400}
+    assert "no paper" in answers["unknown paper"].json()["error"]
+    assert "no arXiv ids found" in answers["not BibTeX"].json()["error"]
+    profile = client.get("/me/profile.json").json()
+    assert profile["entries"] == profile["reactions"] == profile["follows"] == []
+
+
+def test_logins_are_rate_limited_and_logout_ends_the_session(site: Any) -> None:
+    client = reader(site, "eve-web")
+    old_cookie = client.cookies["papersift_session"]
+    assert client.post("/logout", data={"csrf": _csrf(client)}).status_code == 303
+    assert httpx.get(site.url + "/me", cookies={"papersift_session": old_cookie}
+                     ).status_code == 303  # the session is over on the server too
+    stranger = httpx.Client(base_url=site.url)
+    token = _form_token(stranger, "/login")
+    for _ in range(site.settings.login_attempts):
+        wrong = stranger.post("/login", data={"form_token": token, "name": "eve-web",
+                                              "password": "not the password"})
+        assert wrong.status_code == 401 and "wrong name or password" in wrong.text
+    right = stranger.post("/login", data={"form_token": token, "name": "eve-web",
+                                          "password": PASSWORD})
+    assert right.status_code == 401 and "too many failed logins" in right.text
+
+
+def test_a_rating_changes_the_next_feed(site: Any) -> None:
+    client = reader(site, "fay-web")
+    csrf = _csrf(client)
+    first = client.get("/me.json").json()["papers"]
+    for paper in first[:3]:
+        assert client.post("/me/react", data={"csrf": csrf, "paper_id": paper["id"],
+                                              "reaction": "up"}).status_code == 303
+    second = client.get("/me.json").json()["papers"]
+    assert not {p["id"] for p in first[:3]} & {p["id"] for p in second}
+    liked = {p["id"] for p in first[:3]}
+    assert any(r.get("paper_id") in liked for p in second for r in p["reasons"])
+    with open_store(site.settings) as store:
+        ada = store.readers.find_reader("fay-web")
+        assert {r["paper_id"] for r in store.readers.reactions_of(ada["id"])} == liked
+
+
+@pytest.mark.browser
+def test_a_new_reader_signs_up_follows_rates_and_tells_papersift(site: Any) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = chromium.new_page(viewport={"width": 1000, "height": 1400})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        _walk(site, page)
+        chromium.close()
+    assert not errors, errors
+
+
+def _walk(site: Any, page: Any) -> None:
+    page.goto(site.url + "/signup")
+    page.fill("#signup-name", "gina-browser")
+    page.fill("#signup-password", PASSWORD)
+    page.click("form.stack button")
+    page.wait_for_url("**/me/profile")
+    options = page.locator("#follow-topic option")
+    for index in range(2):
+        page.select_option("#follow-topic", value=options.nth(index).get_attribute("value"))
+        page.click("text=Follow topic")
+        page.wait_for_url("**/me/profile")
+    assert page.locator("#follows li").count() == 2
+    page.screenshot(path=str(ARTIFACTS / "readers-1-profile.png"))
+    page.goto(site.url + "/me")
+    before = page.locator("article.paper h2 a").all_inner_texts()
+    assert page.locator("ul.reasons li", has_text="a topic you follow").count() > 0
+    page.screenshot(path=str(ARTIFACTS / "readers-2-feed-follows.png"))
+    for index in range(5):  # rated with the script: no page load, the button shows it
+        form = page.locator("form.react").nth(index)
+        form.locator("button[value=up]").click()
+        form.locator("button[value=up][aria-pressed=true]").wait_for(timeout=10_000)
+    assert page.locator("button[value=up][aria-pressed=true]").count() == 5
+    page.fill("#feedback-text", "more about language models, less about benchmarks")
+    page.click("form.feedback button")
+    page.wait_for_url("**/me")
+    after = page.locator("article.paper h2 a").all_inner_texts()
+    assert after != before
+    assert page.locator("ul.reasons li", has_text="close to a paper you liked").count() > 0
+    assert page.locator(".entries .tag", has_text="more: language models").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "readers-3-feed-after.png"))
