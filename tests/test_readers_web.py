@@ -207,3 +207,75 @@ def _walk(site: Any, page: Any) -> None:
     assert page.locator("ul.reasons li", has_text="close to a paper you liked").count() > 0
     assert page.locator(".entries .tag", has_text="more: language models").count() == 1
     page.screenshot(path=str(ARTIFACTS / "readers-3-feed-after.png"))
+
+
+# ------------------------------------------------------------------ delivery
+def _link_lines(message: Any) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in message.get_body(("plain",)).get_content().splitlines():
+        if "/l/" in line:
+            label, _, url = line.strip().partition(": ")
+            found.setdefault(label, []).append(url)
+    return found
+
+
+def test_the_whole_loop_sign_up_follow_digest_rate_next_digest(site: Any) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from papersift.delivery.digest import send_digests
+    from tests.smtp_server import SmtpServer
+
+    client = httpx.Client(base_url=site.url, timeout=60)
+    client.post("/signup", data={"form_token": _form_token(client, "/signup"),
+                                 "name": "hana-mail", "password": PASSWORD,
+                                 "email": "hana@example.org"})
+    topics = client.get("/me/profile.json").json()["topics"]
+    assert client.post("/me/follow", data={"csrf": _csrf(client), "kind": "topic",
+                                           "value": topics[0]["slug"]}).status_code == 303
+    with SmtpServer() as smtp, open_store(site.settings) as store:
+        mail = site.settings.replace(**smtp.settings(), digest_size=4)
+        assert send_digests(store, mail, "hana-mail").counts["sent"] == 1
+        [first] = smtp.inbox.messages
+        assert not any("close to a paper you liked" in r for r in
+                       first.get_body(("plain",)).get_content().splitlines())
+        rate = _link_lines(first)["More like this"][0]
+        assert rate.startswith(site.url + "/l/")
+        landing = httpx.get(rate)
+        assert landing.status_code == 200 and "Liked; your next feed" in landing.text
+        again = httpx.get(rate)
+        assert again.status_code == 409 and "already used" in again.text
+        tomorrow = datetime.now(UTC) + timedelta(days=1)
+        assert send_digests(store, mail, "hana-mail", now=tomorrow).counts["sent"] == 1
+        second = smtp.inbox.messages[1].get_body(("plain",)).get_content()
+        assert "close to a paper you liked" in second  # the rating shaped the next digest
+        unsubscribe = first["List-Unsubscribe"].strip("<>")
+        one_click = httpx.post(unsubscribe, data={"List-Unsubscribe": "One-Click"})
+        assert one_click.status_code == 200
+        assert store.delivery.delivery_settings(
+            store.readers.find_reader("hana-mail")["id"])["schedule"] == "off"
+    assert httpx.get(site.url + "/l/not-a-real-token").status_code == 400
+
+
+def test_private_feed_export_and_delete(site: Any) -> None:
+    import feedparser
+
+    client = reader(site, "ivan-feed")
+    made = client.post("/me/feed-token", data={"csrf": _csrf(client)},
+                       headers={"accept": "application/json"}).json()
+    feed_url = made["feed_url"]
+    assert feed_url.startswith(site.url + "/me/feed.atom?token=")
+    parsed = feedparser.parse(httpx.get(feed_url).content)
+    assert parsed.entries and "ivan-feed" in parsed.feed.title
+    client.post("/me/feed-token", data={"csrf": _csrf(client)})  # a new one: the old stops
+    assert httpx.get(feed_url).status_code == 404
+    assert httpx.get(site.url + "/me/feed.atom").status_code == 404
+    exported = client.get("/me/export.json")
+    assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]
+    assert exported.json()["reader"]["name"] == "ivan-feed"
+    wrong = client.post("/me/delete", data={"csrf": _csrf(client), "password": "not it at all"},
+                        headers={"accept": "application/json"})
+    assert wrong.status_code == 400 and "wrong name or password" in wrong.json()["error"]
+    gone = client.post("/me/delete", data={"csrf": _csrf(client), "password": PASSWORD})
+    assert gone.status_code == 303
+    with open_store(site.settings) as store:
+        assert store.readers.find_reader("ivan-feed") is None

@@ -81,6 +81,16 @@ SETTINGS: tuple[Setting, ...] = (
             "Failed logins allowed per name in 15 minutes (four times as many per address)."),
     Setting("feed_days", int, 7, "Days of new papers a reader's feed ranks."),
     Setting("feed_size", int, 30, "Papers in a reader's feed."),
+    # -- delivery (email digests)
+    Setting("smtp_host", str, "", "SMTP server that sends digests (empty: no email is sent)."),
+    Setting("smtp_port", int, 25, "SMTP port (587 for starttls, 465 for tls)."),
+    Setting("smtp_tls", str, "none", "none, starttls or tls."),
+    Setting("smtp_user", str, "", "SMTP user name (empty: no login)."),
+    Setting("smtp_password", str, "", "SMTP password."),
+    Setting("smtp_timeout", float, 30.0, "Seconds before an SMTP conversation gives up."),
+    Setting("mail_from", str, "papersift@localhost", "The From address of digests."),
+    Setting("digest_size", int, 10, "Papers in a digest at most."),
+    Setting("link_days", int, 30, "Days a rating or unsubscribe link in a digest works."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

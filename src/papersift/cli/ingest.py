@@ -118,7 +118,7 @@ def _print_settings(rows: list[dict[str, Any]]) -> None:
     for column in ("name", "value", "env", "help"):
         table.add_column(column)
     for row in rows:
-        secret = "key" in row["name"] or "token" in row["name"]
+        secret = any(word in row["name"] for word in ("key", "token", "password"))
         table.add_row(row["name"], "***" if secret and row["value"] else str(row["value"]),
                       row["env"], row["help"])
     common.console.print(table)

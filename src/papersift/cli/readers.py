@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,8 @@ import typer
 
 from papersift.cli import common
 from papersift.cli.app import App, app, eval_app
-from papersift.errors import UsageError
+from papersift.delivery.welcome import send_password_link
+from papersift.errors import PapersiftError, UsageError
 from papersift.readers import accounts, signals
 from papersift.recommend.evaluate import evaluate_recommend
 from papersift.recommend.feed import build_feed
@@ -35,13 +37,27 @@ def _password(prompt: bool) -> str:
 
 @readers_app.command("add")
 def add_command(name: str, email: str = typer.Option(None, "--email", help="For digests."),
+                send_link: bool = typer.Option(
+                    False, "--send-link", help="Email a link to choose a password (needs "
+                    "--email and the smtp_* settings) instead of reading one from stdin."),
                 as_json: bool = common.json_option()) -> None:
     """Make a reader's account; the password is read from stdin (or asked at a terminal)."""
-    password = _password(prompt=not as_json)
+    if send_link and not email:
+        raise UsageError("--send-link needs --email")
+    # With --send-link nobody knows the first password: the reader chooses one by the link.
+    password = secrets.token_urlsafe(32) if send_link else _password(prompt=not as_json)
     with common.store() as db:
         reader_id = accounts.add_reader(db, name, password, email)
         reader = db.readers.get_reader(reader_id)
-    common.output(reader, as_json, lambda r: common.say(f"added reader {r['name']}"))
+        if send_link:
+            try:
+                send_password_link(common.settings(), reader)
+            except PapersiftError:
+                db.readers.remove_reader(reader_id)  # no half-made account
+                raise
+    common.output(reader, as_json, lambda r: common.say(
+        f"added reader {r['name']}" + (f"; a link to choose a password went to {email}"
+                                       if send_link else "")))
 
 
 @readers_app.command("list")
@@ -117,12 +133,15 @@ def eval_recommend_command(
     papers: Path = typer.Option(..., "--papers", help="The papers: arxiv-2025-2026.jsonl.gz."),
     feedback_readers: int = typer.Option(100, "--feedback-readers",
                                          help="Readers sampled to measure feedback entries."),
+    negatives: int = typer.Option(5000, "--negatives", min=10,
+                                  help="Random earlier papers the baselines learn against."),
     as_json: bool = common.json_option(),
 ) -> None:
     """nDCG@10, Recall@50 and MRR of our ranker beside three public ones (same embeddings),
     and how "more:", "less:" and "exclude:" entries move the top 20."""
     with common.progress(quiet=as_json) as show:
-        result = evaluate_recommend(readers, papers, common.settings(), feedback_readers, show)
+        result = evaluate_recommend(readers, papers, common.settings(), feedback_readers, show,
+                                    negatives)
     # --json: one row per ranker, then the feedback measure as a row of its own.
     rows = [*result["rows"], {"config": "papersift:feedback", **result["feedback"]}]
     common.output(rows if as_json else result, as_json, _print_eval)

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from papersift.cli import common
 from papersift.cli.app import app
+from papersift.cli.digest import parse_at, start_digest_clock
 from papersift.errors import PapersiftError, UsageError
 from papersift.pipeline import every_source_failed, update
 from papersift.sources import parse_spec
@@ -85,7 +86,8 @@ def _updater(every: float) -> None:
     threading.Thread(target=loop, name="papersift-update", daemon=True).start()
 
 
-def _serve(host: str, port: int, workers: int, update_every: str | None) -> None:
+def _serve(host: str, port: int, workers: int, update_every: str | None,
+           digest_at: str | None = None) -> None:
     import uvicorn
 
     from papersift.web.app import SETTINGS_ENV
@@ -93,6 +95,8 @@ def _serve(host: str, port: int, workers: int, update_every: str | None) -> None
     settings = common.settings()
     if update_every:
         _updater(parse_every(update_every))
+    if digest_at:
+        start_digest_clock(parse_at(digest_at))
     # Worker processes rebuild the app from these exact settings (config file, env and flags).
     os.environ[SETTINGS_ENV] = json.dumps(settings.values)
     common.console.print(f"serving {escape(str(settings.paths.database))} at "
@@ -109,11 +113,16 @@ def serve_command(
     workers: int = typer.Option(1, "--workers", min=1, help="Worker processes."),
     update_every: str = typer.Option(None, "--update-every",
                                      help="Also run `papersift update` every so often, e.g. 6h."),
+    digest_at: str = typer.Option(None, "--digest-at",
+                                  help="Also send the day's email digests at this time (UTC), "
+                                       "e.g. 07:00."),
 ) -> None:
     """Serve the site (HTML, JSON twins, Atom feeds, search) over the store."""
     if update_every:
         parse_every(update_every)
-    _serve(host, port, workers, update_every)
+    if digest_at:
+        parse_at(digest_at)
+    _serve(host, port, workers, update_every, digest_at)
 
 
 @app.command("build")

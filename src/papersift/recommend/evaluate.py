@@ -71,8 +71,8 @@ def load_task(path: Path) -> Task:
     return task
 
 
-def _records(path: Path, task: Task) -> tuple[dict[str, PaperRecord], list[str]]:
-    """The task's papers, and NEGATIVES random earlier papers (seeded)."""
+def _records(path: Path, task: Task, count: int) -> tuple[dict[str, PaperRecord], list[str]]:
+    """The task's papers, and `count` random earlier papers (seeded)."""
     wanted = set(task.candidates) | {p for r in task.readers for p in r["profile"]}
     found: dict[str, PaperRecord] = {}
     earlier: dict[str, PaperRecord] = {}
@@ -86,18 +86,18 @@ def _records(path: Path, task: Task) -> tuple[dict[str, PaperRecord], list[str]]
                 found[record.id] = record
             elif (record.announced or "") < task.cut:
                 earlier[record.id] = record
-    negatives = random.Random(SEED).sample(sorted(earlier), min(NEGATIVES, len(earlier)))
+    negatives = random.Random(SEED).sample(sorted(earlier), min(count, len(earlier)))
     found.update((pid, earlier[pid]) for pid in negatives)
     return found, negatives
 
 
 @contextmanager
-def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProgress
-               ) -> Iterator[tuple[Store, list[str]]]:
+def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProgress,
+               negatives: int = NEGATIVES) -> Iterator[tuple[Store, list[str]]]:
     """A temporary store with the task's papers embedded and grouped into topics."""
     if not papers.is_file():
         raise TaskError(f"file not found: {papers}")
-    records, negatives = _records(papers, task)
+    records, sampled = _records(papers, task, negatives)
     with tempfile.TemporaryDirectory(prefix="papersift-recommend-") as folder:
         temp = settings.replace(data_dir=folder)
         store = open_store(temp)
@@ -109,7 +109,7 @@ def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProg
             _reuse_vectors(store, settings)
             Embed().run(store, temp, on_progress)
             BuildTopics().run(store, temp, on_progress)
-            yield store, negatives
+            yield store, sampled
         finally:
             store.close()
 
@@ -194,18 +194,18 @@ def rank_reader(world: Universe, task: Task, reader: dict[str, Any], candidates:
 
 
 def evaluate_recommend(readers_path: Path, papers_path: Path, settings: Settings,
-                       feedback_readers: int = 100, on_progress: OnProgress = no_progress
-                       ) -> dict[str, Any]:
+                       feedback_readers: int = 100, on_progress: OnProgress = no_progress,
+                       negatives: int = NEGATIVES) -> dict[str, Any]:
     """{rows: [{config, ndcg@10, recall@50, mrr, readers}], feedback: {...}, ...}."""
     started = time.perf_counter()
     task = load_task(readers_path)
-    with task_store(task, papers_path, settings, on_progress) as (store, negatives):
+    with task_store(task, papers_path, settings, on_progress, negatives) as (store, sample):
         world = universe(store, settings)
     candidates = world.take(task.candidates)
     totals = {name: [] for name in RANKERS}
     kept: dict[str, np.ndarray] = {}
     for done, reader in enumerate(task.readers, 1):
-        scores = rank_reader(world, task, reader, candidates, negatives)
+        scores = rank_reader(world, task, reader, candidates, sample)
         for name in RANKERS:
             totals[name].append(_metrics(scores[name], candidates.ids, reader["positives"]))
         kept[reader["reader"]] = scores["papersift"]

@@ -17,7 +17,6 @@ from papersift.recommend.reasons import item_reasons, name_interests
 from papersift.recommend.window import Window, reader_model, window
 from papersift.settings import Settings
 from papersift.store import Store
-from papersift.topics.trends import trending
 
 # Standardized-score units a follow adds: an author a reader follows outranks a near miss.
 FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
@@ -62,12 +61,14 @@ def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
 
 
 def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
-               now: datetime | None = None) -> Feed:
-    """The reader's feed for today (the same all day, until their signals change)."""
+               now: datetime | None = None, exclude: frozenset[str] = frozenset()) -> Feed:
+    """The reader's feed for today (the same all day, until their signals change), without
+    the papers in `exclude` (a digest's: those sent before)."""
     today = (now or datetime.now(UTC)).strftime("%Y-%m-%d")
     win = window(store, settings)
     who = _signals(store, reader, today)
-    keep = [i for i, pid in enumerate(win.candidates.ids) if pid not in who.hidden]
+    keep = [i for i, pid in enumerate(win.candidates.ids)
+            if pid not in who.hidden and pid not in exclude]
     candidates = win.candidates.subset(keep)
     model = reader_model(store, win, reader, who.liked, who.liked_dates, who.disliked, today)
     scores = model.score(candidates)
@@ -151,9 +152,12 @@ def _slate(total: np.ndarray, scores: Scores, model: ReaderModel, settings: Sett
         edge = sorted(band, key=lambda i: scores.nearest_cosine[i])[:explore]
         slate += [(i, "exploring", "") for i in edge]
         taken |= set(edge)
-    for i, note in _trending(store, candidates, order, taken):
+    for i, note in _trending(win.trending, candidates, order, taken):
         slate.append((i, "trending", note))
-    return slate[:size] if len(slate) > size else slate
+        taken.add(i)
+    # Slots no exploration or trend filled go to the next best papers, after the ranked ones.
+    more = [(i, "ranked", "") for i in order if i not in taken][:max(0, size - len(slate))]
+    return slate[:len(ranked)] + more + slate[len(ranked):]
 
 
 def _balanced(order: list[int], scores: Scores, model: ReaderModel, slots: int) -> list[int]:
@@ -177,12 +181,12 @@ def _balanced(order: list[int], scores: Scores, model: ReaderModel, slots: int) 
     return picked + rest[:slots - len(picked)]
 
 
-def _trending(store: Store, candidates: Any, order: list[int], taken: set[int]
+def _trending(topics: list[dict[str, Any]], candidates: Any, order: list[int], taken: set[int]
               ) -> list[tuple[int, str]]:
     """The reader's best-ranked paper of each of the fastest-growing topics."""
     picks: list[tuple[int, str]] = []
     position = {i: rank for rank, i in enumerate(order)}
-    for topic in trending(store, limit=TRENDING_SLOTS * 3):
+    for topic in topics:
         members = [i for i, row in enumerate(candidates.rows)
                    if row["topic_id"] == topic["id"] and i in position and i not in taken]
         if not members:

@@ -38,6 +38,8 @@ INTEREST_SIMILARITY = 0.45
 
 def standardize(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
+    if not values.size:
+        return values
     spread = values.std()
     return (values - values.mean()) / spread if spread > 1e-12 else np.zeros_like(values)
 

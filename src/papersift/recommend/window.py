@@ -14,9 +14,11 @@ from papersift.recommend.model import ReaderModel, recency_weights
 from papersift.settings import Settings
 from papersift.store import Store
 from papersift.topics.stage import model_id
+from papersift.topics.trends import trending
 
 BACKGROUND = 1_000  # store papers a reader's word model learns against
 MIN_BACKGROUND = 50
+TRENDING_TOPICS = 6
 CHECK_SECONDS = 30.0  # how often a worker asks whether new papers arrived
 _MODELS = 256  # reader models kept per process
 
@@ -33,6 +35,7 @@ class Window:
     vectors_model: str
     dim: int
     topics: dict[int, dict[str, Any]]
+    trending: list[dict[str, Any]]  # the fastest-growing topics, when the window was made
 
     def featurize(self, store: Store, ids: list[str]) -> Papers:
         """Papers outside the window (a reader's likes) in the window's spaces."""
@@ -84,7 +87,8 @@ def _build(store: Store, settings: Settings, key: tuple[Any, ...]) -> Window:
     space = TextSpace([paper_text(r) for r in rows + background])
     topics = {t["id"]: t for t in store.topics.list_topics() if not t["is_other"]}
     return Window(key, start.isoformat(), featurize(rows, space, vectors, dim),
-                  featurize(background, space, vectors, dim), space, model, dim, topics)
+                  featurize(background, space, vectors, dim), space, model, dim, topics,
+                  trending(store, limit=TRENDING_TOPICS))
 
 
 def reader_model(store: Store, win: Window, reader: dict[str, Any], liked: list[str],

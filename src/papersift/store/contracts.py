@@ -555,6 +555,52 @@ class ReadersStore(Protocol):
         ...
 
 
+class DeliveryStore(Protocol):
+    """How each reader is reached: digest schedules, the digests made and sent, the papers
+    sent (never twice), one-click links used, and private feed tokens."""
+
+    def delivery_settings(self, reader_id: int) -> dict[str, Any]:
+        """{schedule ('daily', 'weekly', 'off'), days (['mon', ...]), paused}: defaults for a
+        reader who set none."""
+        ...
+
+    def set_delivery_settings(self, reader_id: int, schedule: str, days: Sequence[str],
+                              paused: bool) -> None: ...
+
+    def set_feed_token(self, reader_id: int, token_hash: str | None) -> None:
+        """The hash of the reader's private feed token (None revokes it)."""
+        ...
+
+    def reader_of_feed_token(self, token_hash: str) -> dict[str, Any] | None: ...
+
+    def digest_recipients(self) -> list[dict[str, Any]]:
+        """Readers with an email address: {reader, settings, last_sent_at}."""
+        ...
+
+    def start_digest(self, reader_id: int, day: str, message_id: str,
+                     paper_ids: Sequence[str]) -> dict[str, Any]:
+        """The reader's digest of that day, made pending with these papers unless one exists
+        (then it is returned as it is)."""
+        ...
+
+    def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
+        """Sent: its papers count as sent to the reader, in the same transaction."""
+        ...
+
+    def mark_digest_failed(self, digest_id: int, error: str) -> None: ...
+
+    def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, day, message_id, papers, status, attempts, last_error, created_at, sent_at},
+        newest first."""
+        ...
+
+    def sent_paper_ids(self, reader_id: int) -> set[str]: ...
+
+    def use_link(self, nonce: str, reader_id: int, at: str) -> str | None:
+        """Spend a one-click link: None the first time, else when it was used before."""
+        ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """A store: its concerns, and what belongs to the connection as a whole."""
@@ -566,6 +612,7 @@ class Store(Protocol):
     topics: TopicsStore
     pages: PagesStore
     readers: ReadersStore
+    delivery: DeliveryStore
     location: str  # what open_store() takes to open this store again (helper processes do)
 
     def data_version(self) -> int:
@@ -583,5 +630,5 @@ class Store(Protocol):
 CONCERNS: dict[str, type] = {
     "papers": PapersStore, "search": SearchStore, "embeddings": EmbeddingsStore,
     "summaries": SummariesStore, "topics": TopicsStore, "pages": PagesStore,
-    "readers": ReadersStore,
+    "readers": ReadersStore, "delivery": DeliveryStore,
 }

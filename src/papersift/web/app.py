@@ -22,7 +22,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from papersift.settings import Settings, load_settings
 from papersift.web import urls, views
 from papersift.web.feeds import atom_feed
-from papersift.web.readers import reader_routes
+from papersift.web.delivery import delivery_routes
+from papersift.web.readers import ReaderPages, reader_routes
 from papersift.web.render import HERE, Linker, render_page
 from papersift.web.search_view import search_page
 
@@ -288,7 +289,8 @@ def create_app(settings: Settings) -> Starlette:
         Route(urls.ROUTES["flag"], web.flag, methods=["POST"]),
         Route(urls.HEALTH, lambda r: _json({"ok": True,
                                            "latest_day": site.store.pages.latest_day()})),
-        *reader_routes(web),
+        *reader_routes(readers := ReaderPages(web)),
+        *delivery_routes(readers),
         Mount(urls.STATIC, StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: web.not_found,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from papersift.delivery.digest import WEEKDAYS
 from papersift.recommend.feed import build_feed
 from papersift.store import Store
 from papersift.web import urls
@@ -92,7 +93,9 @@ def profile(site: Site, session: dict[str, Any]) -> dict[str, Any]:
                         else r["paper_id"], url=urls.paper(r["paper_id"])) for r in reactions],
         topics=[{"slug": t["slug"], "label": t["label"]}
                 for t in store.topics.list_topics(include_other=False)],
-        follow_kinds=list(KIND_LABELS))
+        follow_kinds=list(KIND_LABELS),
+        delivery=dict(store.delivery.delivery_settings(rid), email=reader["email"]),
+        weekdays=list(WEEKDAYS), feed_url=None)
     return data
 
 

@@ -88,7 +88,7 @@ class ReaderPages:
         target = fields.get("next") or default
         return target if target.startswith("/") and not target.startswith("//") else default
 
-    def _page(self, request: Request, data: dict[str, Any], status: int = 200,
+    def page(self, request: Request, data: dict[str, Any], status: int = 200,
               cookie: str | None = None) -> Response:
         response = self.web.respond(request, data)
         response.status_code = status
@@ -98,7 +98,7 @@ class ReaderPages:
                                 secure=self.secure, path="/")
         return response
 
-    def _refuse(self, request: Request, status: int, message: str) -> Response:
+    def refuse(self, request: Request, status: int, message: str) -> Response:
         if self.wants_json(request) or request.scope.get("papersift_format") == "json":
             return JSONResponse({"error": message, "status": status}, status_code=status)
         return self.web.error(request, status, message)
@@ -120,31 +120,31 @@ class ReaderPages:
         if session is None:
             if request.scope.get("papersift_format") in ("json", "atom") or \
                     self.wants_json(request):
-                return self._refuse(request, 401, "log in to see this page")
+                return self.refuse(request, 401, "log in to see this page")
             return RedirectResponse(urls.with_query(urls.LOGIN, next=request.url.path),
                                     status_code=303)
         try:
             data = await run_in_threadpool(build, session)
         except NotFound as missing:
-            return self._refuse(request, 404, str(missing).capitalize() + ".")
-        return self._page(request, data)
+            return self.refuse(request, 404, str(missing).capitalize() + ".")
+        return self.page(request, data)
 
     async def login_page(self, request: Request) -> Response:
         token, cookie = self._form_token(request)
         data = reader_views.login(self.site, token, next_path=self.back(
             dict(request.query_params), urls.ME), session=self.session(request))
-        return self._page(request, data, cookie=cookie)
+        return self.page(request, data, cookie=cookie)
 
     async def signup_page(self, request: Request) -> Response:
         token, cookie = self._form_token(request)
-        return self._page(request, reader_views.signup(self.site, token), cookie=cookie)
+        return self.page(request, reader_views.signup(self.site, token), cookie=cookie)
 
     # -------------------------------------------------------------- logins
     async def login(self, request: Request) -> Response:
         fields = await self.form(request)
         token, _ = self._form_token(request)
         if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
-            return self._refuse(request, 403, "the form has expired; reload the page and try "
+            return self.refuse(request, 403, "the form has expired; reload the page and try "
                                               "again")
         try:
             session = await run_in_threadpool(
@@ -152,14 +152,14 @@ class ReaderPages:
                 fields.get("password", ""), request.client.host if request.client else "")
         except PapersiftError as exc:
             data = reader_views.login(self.site, token, str(exc), self.back(fields, urls.ME))
-            return self._page(request, data, status=401)
+            return self.page(request, data, status=401)
         return self._logged_in(request, session, self.back(fields, urls.ME))
 
     async def signup(self, request: Request) -> Response:
         fields = await self.form(request)
         token, _ = self._form_token(request)
         if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
-            return self._refuse(request, 403, "the form has expired; reload the page and try "
+            return self.refuse(request, 403, "the form has expired; reload the page and try "
                                               "again")
         try:
             session = await run_in_threadpool(
@@ -167,7 +167,7 @@ class ReaderPages:
                 fields.get("password", ""), fields.get("email"), fields.get("invitation"))
         except PapersiftError as exc:
             data = reader_views.signup(self.site, token, str(exc), fields)
-            return self._page(request, data, status=400)
+            return self.page(request, data, status=400)
         return self._logged_in(request, session, urls.ME_PROFILE)
 
     def _logged_in(self, request: Request, session: accounts.Session, target: str) -> Response:
@@ -180,29 +180,39 @@ class ReaderPages:
         return response
 
     async def logout(self, request: Request) -> Response:
-        return await self._write(request, lambda store, rid, f: accounts.log_out(
+        return await self.write(request, lambda store, rid, f: accounts.log_out(
             store, self.sessions.loads(request.cookies[SESSION_COOKIE])), urls.FRONT,
             forget=True)
 
     # -------------------------------------------------------------- writes
-    async def _write(self, request: Request, action: Callable[[Any, int, dict[str, str]], Any],
-                     default: str, limit: int = MAX_FORM, forget: bool = False) -> Response:
-        """Run a reader's write: logged in, the form's CSRF token right, else nothing changes."""
+    async def authorize(self, request: Request, limit: int = MAX_FORM
+                        ) -> tuple[dict[str, Any], dict[str, str]] | Response:
+        """(session, form fields) of a reader's write, or the refusal to answer with: logged
+        in, the body within `limit`, the form's CSRF token right."""
         session = self.session(request)
         if session is None:
-            return self._refuse(request, 401, "log in first (or your session has expired)")
+            return self.refuse(request, 401, "log in first (or your session has expired)")
         fields = await self.form(request, limit)
         if fields is None:
-            return self._refuse(request, 413, f"that is more than {limit // 1024} KB; send less")
+            return self.refuse(request, 413, f"that is more than {limit // 1024} KB; send less")
         given = fields.get("csrf") or request.headers.get("x-csrf-token")
         if not accounts.csrf_matches(session["csrf_token"], given):
-            return self._refuse(request, 403, "the form's token is missing or wrong; reload the "
+            return self.refuse(request, 403, "the form's token is missing or wrong; reload the "
                                               "page and try again")
+        return session, fields
+
+    async def write(self, request: Request, action: Callable[[Any, int, dict[str, str]], Any],
+                    default: str, limit: int = MAX_FORM, forget: bool = False) -> Response:
+        """Run a reader's write once authorized; a PapersiftError changes nothing and says why."""
+        authorized = await self.authorize(request, limit)
+        if isinstance(authorized, Response):
+            return authorized
+        session, fields = authorized
         try:
             result = await run_in_threadpool(action, self.site.store,
                                              session["reader"]["id"], fields)
         except PapersiftError as exc:
-            return self._refuse(request, 400, str(exc))
+            return self.refuse(request, 400, str(exc))
         if self.wants_json(request):
             response: Response = JSONResponse({"ok": True, "result": result})
         else:
@@ -212,15 +222,15 @@ class ReaderPages:
         return response
 
     async def react(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: signals.react(
+        return await self.write(request, lambda s, rid, f: signals.react(
             s, rid, f.get("paper_id", ""), f.get("reaction", "")), urls.ME)
 
     async def follow(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: list(signals.follow(
+        return await self.write(request, lambda s, rid, f: list(signals.follow(
             s, rid, _target(f))), urls.ME_PROFILE)
 
     async def unfollow(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: signals.unfollow(
+        return await self.write(request, lambda s, rid, f: signals.unfollow(
             s, rid, _target(f)), urls.ME_PROFILE)
 
     async def feedback(self, request: Request) -> Response:
@@ -232,26 +242,26 @@ class ReaderPages:
                     "benchmarks, more about theory” or “nothing on autonomous driving”")
             return {"entries": [e.__dict__ for e in reading.entries],
                     "not_understood": reading.not_understood}
-        return await self._write(request, give, urls.ME_PROFILE)
+        return await self.write(request, give, urls.ME_PROFILE)
 
     async def add_entry(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: signals.add_entry(
+        return await self.write(request, lambda s, rid, f: signals.add_entry(
             s, rid, f.get("kind", ""), f.get("phrase", "")), urls.ME_PROFILE)
 
     async def remove_entry(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: s.readers.remove_profile_entry(
+        return await self.write(request, lambda s, rid, f: s.readers.remove_profile_entry(
             rid, _number(f.get("entry_id"))), urls.ME_PROFILE)
 
     async def save(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: signals.save(
+        return await self.write(request, lambda s, rid, f: signals.save(
             s, rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME)
 
     async def unsave(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: s.readers.remove_from_collection(
+        return await self.write(request, lambda s, rid, f: s.readers.remove_from_collection(
             rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME_PROFILE)
 
     async def import_papers(self, request: Request) -> Response:
-        return await self._write(request, lambda s, rid, f: signals.import_liked(
+        return await self.write(request, lambda s, rid, f: signals.import_liked(
             s, rid, f.get("text", "")), urls.ME_PROFILE, limit=MAX_IMPORT + MAX_FORM)
 
 
@@ -268,8 +278,7 @@ def _number(text: str | None) -> int:
         raise signals.SignalError(f"{text!r} is not an entry number") from None
 
 
-def reader_routes(web: Any) -> list[Route]:
-    pages = ReaderPages(web)
+def reader_routes(pages: ReaderPages) -> list[Route]:
     posts: list[tuple[str, Callable[[Request], Awaitable[Response]]]] = [
         (urls.LOGIN, pages.login), (urls.SIGNUP, pages.signup), (urls.LOGOUT, pages.logout),
         (urls.ME_REACT, pages.react), (urls.ME_FOLLOW, pages.follow),

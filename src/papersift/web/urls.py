@@ -28,13 +28,19 @@ ME_ENTRY_DELETE = "/me/entries/delete"
 ME_SAVE = "/me/collections"
 ME_UNSAVE = "/me/collections/remove"
 ME_IMPORT = "/me/import"
+ME_FEED = "/me/feed.atom"  # ?token=…: the private feed (the route is ME_FEED_ROUTE)
+ME_FEED_ROUTE = "/me/feed"
+ME_SCHEDULE = "/me/schedule"
+ME_FEED_TOKEN = "/me/feed-token"
+ME_EXPORT = "/me/export"
+ME_DELETE = "/me/delete"
 
 # Route patterns (Starlette syntax), beside the builders that fill them.
 ROUTES = {
     "daily": "/daily/{day}", "topic": "/topics/{slug}", "section": "/sections/{slug}",
     "category": "/categories/{name}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
     "sitemap_part": "/sitemap-{name}.xml", "flag": "/api/flag/{pid:path}",
-    "me_collection": "/me/collections/{name}",
+    "me_collection": "/me/collections/{name}", "link": "/l/{token}",
 }
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
 from papersift.store.sqlite.db import connect
+from papersift.store.sqlite.delivery import Delivery
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
@@ -29,6 +30,7 @@ class SQLiteStore:
         self.topics = Topics(self.conn, self.path)
         self.pages = Pages(self.conn, self.path)
         self.readers = Readers(self.conn, self.path)
+        self.delivery = Delivery(self.conn, self.path)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""

@@ -12,7 +12,8 @@ from papersift.store.sqlite.db import Concern, chunks, marks, transaction
 
 _READER = "id, name, email, created_at, last_seen_at, signals_version"
 # Every table that holds a reader's own rows (deleted with the reader).
-_OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown")
+_OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
+               "delivery_settings", "digests", "digest_papers", "used_links")
 _RANKING = (
     "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
     # group_concat keeps the order its (ordered) subquery gives it: the primary category first.

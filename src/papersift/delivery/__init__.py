@@ -1,0 +1,1 @@
+"""Delivery: reaching readers where they read (email digests, one-click links, private feeds, their data exported)."""

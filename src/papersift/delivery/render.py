@@ -1,0 +1,32 @@
+"""A digest as mail clients read it: plain text, and HTML with inline styles only (no images, no scripts, no remote resources)."""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from papersift.settings import Settings
+from papersift.web.render import HERE
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Environment:
+    # HTML is escaped, plain text is not (a title's "<" stays "<" in the text part).
+    return Environment(loader=FileSystemLoader(str(HERE / "templates" / "email")),
+                       autoescape=select_autoescape(["html"]), trim_blocks=True,
+                       lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def render_digest(settings: Settings, reader: dict[str, Any], day: date,
+                  entries: list[dict[str, Any]], unsubscribe: str) -> tuple[str, str]:
+    """(text, html) of a digest."""
+    context = {"site_title": settings.site_title, "reader": reader, "day": day,
+               "entries": entries, "unsubscribe": unsubscribe,
+               "profile": settings.base_url.rstrip("/") + "/me/profile",
+               "feed": settings.base_url.rstrip("/") + "/me"}
+    env = _environment()
+    return (env.get_template("digest.txt").render(**context),
+            env.get_template("digest.html").render(**context))

@@ -1,0 +1,113 @@
+"""Delivery in SQLite: digest schedules, digests and the papers they sent, used links, private feed tokens."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from papersift.clock import utc_now
+from papersift.store.sqlite.db import Concern, transaction
+
+DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
+_READER = "r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version"
+
+
+def _digest(row: Any) -> dict[str, Any]:
+    digest = dict(row)
+    digest["papers"] = json.loads(digest["papers"])
+    return digest
+
+
+class Delivery(Concern):
+    """How readers are reached (contract: DeliveryStore)."""
+
+    def delivery_settings(self, reader_id: int) -> dict[str, Any]:
+        row = self.conn.execute("SELECT schedule, days, paused FROM delivery_settings"
+                                " WHERE reader_id = ?", (reader_id,)).fetchone()
+        if row is None:
+            return dict(DEFAULTS, days=list(DEFAULTS["days"]))
+        return {"schedule": row["schedule"], "days": [d for d in row["days"].split(",") if d],
+                "paused": bool(row["paused"])}
+
+    def set_delivery_settings(self, reader_id: int, schedule: str, days: Sequence[str],
+                              paused: bool) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO delivery_settings(reader_id, schedule, days, paused)"
+                " VALUES (?,?,?,?) ON CONFLICT(reader_id) DO UPDATE SET"
+                " schedule = excluded.schedule, days = excluded.days, paused = excluded.paused",
+                (reader_id, schedule, ",".join(days), int(paused)))
+
+    def set_feed_token(self, reader_id: int, token_hash: str | None) -> None:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO delivery_settings(reader_id, feed_token_hash) VALUES (?, ?)"
+                " ON CONFLICT(reader_id) DO UPDATE SET feed_token_hash = excluded.feed_token_hash",
+                (reader_id, token_hash))
+
+    def reader_of_feed_token(self, token_hash: str) -> dict[str, Any] | None:
+        row = self.conn.execute(
+            f"SELECT {_READER} FROM delivery_settings d JOIN readers r ON r.id = d.reader_id"
+            " WHERE d.feed_token_hash = ?", (token_hash,)).fetchone()
+        return dict(row) if row else None
+
+    def digest_recipients(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            f"SELECT {_READER}, (SELECT max(sent_at) FROM digests g WHERE g.reader_id = r.id"
+            " AND g.status = 'sent') AS last_sent_at FROM readers r"
+            " WHERE r.email IS NOT NULL AND r.email != '' ORDER BY r.id").fetchall()
+        found = []
+        for row in rows:
+            reader = dict(row)
+            last = reader.pop("last_sent_at")
+            found.append({"reader": reader, "settings": self.delivery_settings(reader["id"]),
+                          "last_sent_at": last})
+        return found
+
+    def start_digest(self, reader_id: int, day: str, message_id: str,
+                     paper_ids: Sequence[str]) -> dict[str, Any]:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT OR IGNORE INTO digests(reader_id, day, message_id, papers, status,"
+                " created_at) VALUES (?,?,?,?, 'pending', ?)",
+                (reader_id, day, message_id, json.dumps(list(paper_ids)), utc_now()))
+            row = self.conn.execute("SELECT * FROM digests WHERE reader_id = ? AND day = ?",
+                                    (reader_id, day)).fetchone()
+        return _digest(row)
+
+    def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
+        with transaction(self.conn):
+            row = self.conn.execute("SELECT reader_id, papers FROM digests WHERE id = ?",
+                                    (digest_id,)).fetchone()
+            self.conn.execute("UPDATE digests SET status = 'sent', sent_at = ?,"
+                              " attempts = attempts + 1, last_error = NULL WHERE id = ?",
+                              (sent_at, digest_id))
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO digest_papers(reader_id, paper_id, digest_id)"
+                " VALUES (?,?,?)",
+                [(row["reader_id"], pid, digest_id) for pid in json.loads(row["papers"])])
+
+    def mark_digest_failed(self, digest_id: int, error: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("UPDATE digests SET status = 'failed', attempts = attempts + 1,"
+                              " last_error = ? WHERE id = ?", (error[:500], digest_id))
+
+    def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return [_digest(r) for r in self.conn.execute(
+            "SELECT * FROM digests WHERE reader_id = ? ORDER BY day DESC, id DESC",
+            (reader_id,))]
+
+    def sent_paper_ids(self, reader_id: int) -> set[str]:
+        return {r[0] for r in self.conn.execute(
+            "SELECT paper_id FROM digest_papers WHERE reader_id = ?", (reader_id,))}
+
+    def use_link(self, nonce: str, reader_id: int, at: str) -> str | None:
+        with transaction(self.conn):
+            row = self.conn.execute("SELECT used_at FROM used_links WHERE nonce = ?",
+                                    (nonce,)).fetchone()
+            if row is not None:
+                return str(row[0])
+            self.conn.execute("INSERT INTO used_links(nonce, reader_id, used_at) VALUES (?,?,?)",
+                              (nonce, reader_id, at))
+        return None
