@@ -12,6 +12,7 @@ Results go to docs/benchmarks.md (Readers) and docs/benchmark-log.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -62,10 +63,8 @@ def _readers(store, count: int) -> list[int]:  # noqa: ANN001
         if found is None:
             reader = accounts.add_reader(store, name, PASSWORD)
             for paper in task.readers[n % len(task.readers)]["profile"]:
-                try:
+                with contextlib.suppress(signals.SignalError):  # a paper the store lacks
                     signals.react(store, reader, paper, "up")
-                except signals.SignalError:
-                    pass
         ids.append(found["id"] if found else reader)
     return ids
 
