@@ -21,8 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from papersift.settings import Settings, load_settings
 from papersift.web import urls, views
-from papersift.web.feeds import atom_feed
 from papersift.web.delivery import delivery_routes
+from papersift.web.feeds import atom_feed
 from papersift.web.readers import ReaderPages, reader_routes
 from papersift.web.render import HERE, Linker, render_page
 from papersift.web.search_view import search_page
