@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from typing import Any
@@ -43,13 +44,21 @@ class Inbox:
 class SmtpServer:
     """`with SmtpServer() as smtp:` serves on smtp.port; smtp.inbox holds what arrived."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: str = "none", context: ssl.SSLContext | None = None) -> None:
+        """tls: 'none', 'starttls' (required before mail) or 'tls' (from the first byte)."""
         self.inbox = Inbox()
         self.port = free_port()
-        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
+        self.tls = tls
+        options: dict[str, Any] = {}
+        if tls == "starttls":
+            options = {"tls_context": context, "require_starttls": True}
+        elif tls == "tls":
+            options = {"ssl_context": context}
+        self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port,
+                                     **options)
 
     def settings(self, **more: Any) -> dict[str, Any]:
-        return {"smtp_host": "127.0.0.1", "smtp_port": self.port, "smtp_tls": "none",
+        return {"smtp_host": "127.0.0.1", "smtp_port": self.port, "smtp_tls": self.tls,
                 "mail_from": "digest@papersift.test", "smtp_timeout": 5.0, **more}
 
     def __enter__(self) -> SmtpServer:

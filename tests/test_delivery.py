@@ -205,3 +205,25 @@ def test_the_email_renders_in_chromium_without_remote_resources_or_scripts(store
         assert page.locator("a", has_text="More like this").count() == 5
         page.screenshot(path=str(artifacts / "digest-email.png"))
         chromium.close()
+
+
+@pytest.mark.parametrize("tls", ["starttls", "tls"])
+def test_digests_go_over_starttls_and_tls(store, settings, tmp_path, monkeypatch, tls) -> None:
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this server only
+    make_world(store)
+    accounts.add_reader(store, "ada", "correct horse battery", "ada@example.org")
+    with SmtpServer(tls, context) as smtp:
+        report = send_digests(store, settings.replace(**smtp.settings()))
+        assert report.counts["sent"] == 1 and len(smtp.inbox.messages) == 1
