@@ -53,15 +53,17 @@ def quality(args: argparse.Namespace) -> dict:
     return result
 
 
-def _readers(store, count: int) -> list[int]:  # noqa: ANN001
+def make_readers(store, count: int, prefix: str = "bench", email: bool = False  # noqa: ANN001
+                 ) -> list[int]:
     """`count` readers whose likes are the task's profiles (cycled), made once."""
     task = load_task(SHARED / "recommend/readers-dev.jsonl")
     ids = []
     for n in range(count):
-        name = f"bench-{n:04d}"
+        name = f"{prefix}-{n:04d}"
         found = store.readers.find_reader(name)
         if found is None:
-            reader = accounts.add_reader(store, name, PASSWORD)
+            reader = accounts.add_reader(store, name, PASSWORD,
+                                         f"{name}@example.org" if email else None)
             for paper in task.readers[n % len(task.readers)]["profile"]:
                 with contextlib.suppress(signals.SignalError):  # a paper the store lacks
                     signals.react(store, reader, paper, "up")
@@ -111,7 +113,7 @@ def speed(args: argparse.Namespace) -> dict:
                              feed_days=args.feed_days)
     with open_store(settings) as store:
         log(f"making {args.readers} readers")
-        readers = _readers(store, args.readers)
+        readers = make_readers(store, args.readers)
         runs = []
         for run in range(args.runs):
             runs.append(rank_all(settings, store, readers))
