@@ -20,7 +20,9 @@ BACKGROUND = 1_000  # store papers a reader's word model learns against
 MIN_BACKGROUND = 50
 TRENDING_TOPICS = 6
 CHECK_SECONDS = 30.0  # how often a worker asks whether new papers arrived
-_MODELS = 256  # reader models kept per process
+# Reader models kept per process: a model holds a weight per term (~0.4 MB), and refitting
+# one costs ~15 ms, so a busy worker keeps the active readers' and refits the rest.
+_MODELS = 64
 
 
 @dataclass
