@@ -30,7 +30,7 @@ from papersift.recommend.features import Papers, TextSpace, featurize, paper_tex
 from papersift.recommend.feedback_eval import feedback_effect
 from papersift.recommend.model import ReaderModel, recency_weights
 from papersift.records import PaperRecord, Skipped
-from papersift.search.embed import embedding_text, text_hash
+from papersift.search.embed import default_embedder, embedding_text, text_hash
 from papersift.search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from papersift.search.stage import Embed
 from papersift.settings import Settings
@@ -107,7 +107,9 @@ def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProg
                 add_records(store, ordered[start:start + 5000])
             on_progress(Progress("eval", len(ordered), len(ordered), "papers stored"))
             _reuse_vectors(store, settings)
-            Embed().run(store, temp, on_progress)
+            # The model comes from the configured data dir (exported there once), not the
+            # temporary one.
+            Embed(default_embedder(settings)).run(store, temp, on_progress)
             BuildTopics().run(store, temp, on_progress)
             yield store, sampled
         finally:
