@@ -16,18 +16,30 @@ SHARED_DATA = Path(
 SHARED_FORMATS = SHARED_DATA.parent / "formats"
 
 
+# Set by .ci/run: there, a test that needs the shared data fails when it is absent instead
+# of skipping quietly (a CI run that skipped them would prove nothing about them).
+REQUIRE_SHARED = os.environ.get("PAPERSIFT_REQUIRE_SHARED_DATA") == "1"
+
+
+def _absent(what: str) -> None:
+    if REQUIRE_SHARED:
+        pytest.fail(f"{what} is absent, and this run requires the shared data "
+                    "(PAPERSIFT_REQUIRE_SHARED_DATA=1)")
+    pytest.skip(f"{what} is absent (set PAPERSIFT_SHARED_DATA)")
+
+
 def shared_file(name: str) -> Path:
-    """A file of ../shared/data, or skip the test with the reason."""
+    """A file of ../shared/data, or skip the test with the reason (fail in CI)."""
     path = SHARED_DATA / name
     if not path.exists():
-        pytest.skip(f"shared data {path} is absent (set PAPERSIFT_SHARED_DATA)")
+        _absent(f"shared data {path}")
     return path
 
 
 def shared_format(name: str) -> Path:
     path = SHARED_FORMATS / name
     if not path.exists():
-        pytest.skip(f"shared format sample {path} is absent")
+        _absent(f"shared format sample {path}")
     return path
 
 
@@ -35,7 +47,8 @@ def shared_format(name: str) -> Path:
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's settings or data dir."""
     for name in list(os.environ):
-        if name.startswith("PAPERSIFT_") and name != "PAPERSIFT_SHARED_DATA":
+        if name.startswith("PAPERSIFT_") and name not in ("PAPERSIFT_SHARED_DATA",
+                                                          "PAPERSIFT_REQUIRE_SHARED_DATA"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("PAPERSIFT_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("PAPERSIFT_CONFIG", str(tmp_path / "papersift.toml"))
