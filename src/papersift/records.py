@@ -157,9 +157,12 @@ def shown(value: Any, width: int = 40) -> str:
     short.maxlevel, short.maxlist, short.maxdict, short.maxlong = 2, 4, 4, 24
     short.maxstring = short.maxother = width
     try:
-        return short.repr(value)
+        text = short.repr(value)
     except ValueError:  # an integer too long to print
         return "a number of thousands of digits"
+    if isinstance(value, str) and len(value) > width:
+        text += f" ({len(value):,} characters)"
+    return text
 
 
 # ASCII bytes that are text: deleting them from an ASCII string leaves its control characters
