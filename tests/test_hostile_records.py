@@ -78,7 +78,7 @@ def reason(line: bytes | str | dict[str, Any]) -> str:
     (good(categories=[["cs.LG"]]), ["category 1 is a list"]),
     (good(title=["list"]), ["title is a list"]),
     (good(abstract=5), ["abstract is a number"]),
-    (good(announced=20250101), ["announced date is a number"]),
+    (good(announced=20250101), ["announced is a number"]),
     (good(doi=True), ["doi is true, not text"]),
     (good("2513.00001"), ["no month 13"]),
     (good("x" * 1_000_000), ["not an arXiv id", "characters"]),

@@ -81,6 +81,7 @@ class Fault:
     chunk: int = 1 << 16
     drip: float = 0.0  # seconds between chunks of a `size` body, or between header bytes
     drip_headers: bool = False  # send the status line and headers one byte every `drip` s
+    no_length: bool = False  # a `size` body without Content-Length: it ends when we hang up
     sticky: bool = False  # not consumed: every matching request gets it
 
 
@@ -430,7 +431,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.size:
             self.send_response(200)
             self.send_header("Content-Type", _XML)
-            self.send_header("Content-Length", str(fault.size))
+            if fault.no_length:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(fault.size))
             self.end_headers()
             for start in range(0, fault.size, fault.chunk):
                 self.wfile.write(b" " * min(fault.chunk, fault.size - start))

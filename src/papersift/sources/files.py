@@ -263,6 +263,10 @@ def _history(entries: Any, paper_id: str) -> list[tuple[int, str | None]]:
         if isinstance(label, int) and not isinstance(label, bool):
             label = str(label)
         match = _VERSION_LABEL.match(label) if isinstance(label, str) else None
+        if match is None and isinstance(label, str) and re.fullmatch(r"v?\d{10,}", label):
+            digits = label.lstrip("v")
+            raise ValueError(f"{paper_id}: version v{digits[:12]}… ({len(digits):,} digits) "
+                             "is out of range")
         try:
             if match is None:
                 raise ValueError
@@ -316,7 +320,7 @@ def _iso_day(value: Any, paper_id: str, name: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{paper_id}: {name} date is {json_kind(value)}, not text")
+        raise ValueError(f"{paper_id}: {name} is {json_kind(value)}, not a date like 2026-06-30")
     try:
         return date.fromisoformat(value[:10]).isoformat()
     except ValueError:

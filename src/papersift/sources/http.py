@@ -179,8 +179,9 @@ class Fetcher:
                 piece = decoder.feed(chunk, self.max_bytes - size)
                 size += len(piece)
                 if size > self.max_bytes:
-                    raise OverLimit(f"the answer is over the limit of {self.max_bytes >> 20} MB "
-                                    "once decompressed (http_max_mb)")
+                    inflated = " once decompressed" if decoder.inflates else ""
+                    raise OverLimit(f"the answer is over the limit of {self.max_bytes >> 20} MB"
+                                    f"{inflated} (http_max_mb)")
                 parts.append(piece)
                 watchdog.check(size)
         except httpx.TransportError:
@@ -304,8 +305,9 @@ class _Decoder:
         self.encoding = encoding.strip().lower()
         if self.encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
             raise OverLimit(f"the answer is encoded as {self.encoding!r}, which was not asked for")
+        self.inflates = self.encoding not in ("", "identity")
         # wbits 47: a gzip or a zlib header, whichever the stream starts with.
-        self._inflate = None if self.encoding in ("", "identity") else zlib.decompressobj(47)
+        self._inflate = zlib.decompressobj(47) if self.inflates else None
 
     def feed(self, data: bytes, room: int) -> bytes:
         """Up to room + 1 bytes of output (one more than room means: over the limit)."""
