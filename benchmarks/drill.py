@@ -453,59 +453,78 @@ NORMAL = [("graph neural networks", "keyword"), ("diffusion models for images", 
           ("reinforcement learning", "hybrid"), ("language model reasoning", "hybrid")]
 PREFIXES = " OR ".join(f"{a}{b}*" for a, b in itertools.islice(
     itertools.product("abcdefgh", "aeiou"), 32))
-WORST = [("word", "keyword"), ("word", "hybrid"), ("model learning", "keyword"),
+WORST = [("zyxhostile", "keyword"), ("zyxhostile", "hybrid"), ("word", "keyword"),
+         ("word", "hybrid"), ("model learning", "keyword"),
          ("network", "keyword"), (PREFIXES, "keyword"), ("a* OR b* OR c* OR d*", "keyword")]
-HUGE_ABSTRACT = ("word model learning network graph " * 160_000)[:5_000_000]
+SEARCH_SOURCE = Path("/work/cache/recent")  # read only: the drill writes to its copy
+# A word only it holds, at its start and end: the one result, highlighted in full.
+HUGE_ABSTRACT = "zyxhostile " + ("word model learning network graph " * 160_000)[:5_000_000] \
+    + " zyxhostile"
 
 
 def part_search(store_dir: Path, rounds: int, runs: int) -> None:
-    """p50/p95 of the search page (built and rendered, what the endpoint does) on a copy of
-    the 98,752-paper store, before and after one 5 MB abstract joins it."""
-    print(f"search: {store_dir}", flush=True)
-    if not store_dir.exists():
-        subprocess.run(["cp", "-r", "/work/cache/recent", str(store_dir)], check=True)
-    env = {"PAPERSIFT_DATA_DIR": str(store_dir)}
-    before = {q: _timed(store_dir, q, rounds, runs) for q in NORMAL}
+    """p50/p95 of the search page (built and rendered, what the endpoint does) on two fresh
+    copies of the 98,752-paper store, one of them with a 5 MB abstract added; the copies are
+    measured in turn, round after round, so that the machine's load falls on both alike."""
+    from papersift.settings import load_settings
+    from papersift.web import views
+
+    baseline_dir = store_dir.with_name(store_dir.name + "-baseline")
+    print(f"search: fresh copies of {SEARCH_SOURCE}: {store_dir}, {baseline_dir}", flush=True)
+    for target in (store_dir, baseline_dir):
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run(["cp", "-r", str(SEARCH_SOURCE), str(target)], check=True)
     big = store_dir.parent / "huge-abstract.jsonl"
     big.write_text(json.dumps({**valid_record(99_999), "id": "2611.99999",
                                "abstract": HUGE_ABSTRACT}) + "\n")
     # The 5 MB abstract goes in as an older papersift (or a raised limit) would let it.
-    Run(["ingest", f"file:{big}"], {**env, "PAPERSIFT_MAX_ABSTRACT_CHARS": "6000000"})
-    after = {q: _timed(store_dir, q, rounds, runs) for q in NORMAL + WORST}
+    Run(["ingest", f"file:{big}"], {"PAPERSIFT_DATA_DIR": str(store_dir),
+                                    "PAPERSIFT_MAX_ABSTRACT_CHARS": "6000000"})
+    sites = {name: views.Site(load_settings(data_dir=str(path)))
+             for name, path in (("baseline", baseline_dir), ("hostile", store_dir))}
+    found: dict[tuple[str, tuple[str, str]], list[tuple[float, float]]] = {}
+    for _ in range(rounds):
+        for query in NORMAL:
+            for name in ("baseline", "hostile"):
+                found.setdefault((name, query), []).append(_timed(sites[name], query, runs))
+        for query in WORST:
+            found.setdefault(("hostile", query), []).append(_timed(sites["hostile"], query, runs))
+    for site in sites.values():
+        site.store.close()
+    _search_rows(found)
+
+
+def _search_rows(found: dict[tuple[str, tuple[str, str]], list[tuple[float, float]]]) -> None:
+    def medians(key: tuple[str, tuple[str, str]]) -> tuple[float, float]:
+        return (statistics.median(p for p, _ in found[key]),
+                statistics.median(p for _, p in found[key]))
+
     for query in NORMAL:
-        (p50a, p95a), (p50b, p95b) = before[query], after[query]
+        (p50a, p95a), (p50b, p95b) = medians(("baseline", query)), medians(("hostile", query))
         row("search", f"normal {query[1]} {query[0]!r}", "p95 unchanged by the 5 MB abstract",
-            f"p95 {p95a:.0f} -> {p95b:.0f} ms (p50 {p50a:.0f} -> {p50b:.0f})", "-",
-            p95b <= max(1.25 * p95a, p95a + 20))
+            f"p95 {p95a:.0f} ms without, {p95b:.0f} ms with it ({p95b / p95a:.2f}x; "
+            f"p50 {p50a:.0f} / {p50b:.0f})", "-", p95b <= max(1.25 * p95a, p95a + 10))
     for query in WORST:
-        p50, p95 = after[query]
+        p50, p95 = medians(("hostile", query))
         shown = query[0] if len(query[0]) < 40 else query[0][:37] + "..."
         row("search", f"worst {query[1]} {shown!r}", "p95 < 300 ms",
             f"p50 {p50:.0f} ms, p95 {p95:.0f} ms", "-", p95 < 300)
 
 
-def _timed(store_dir: Path, query: tuple[str, str], rounds: int, runs: int) -> tuple[float, float]:
-    """Medians over `rounds` of (p50, p95) in ms of `runs` searches each (after 2 warm-ups)."""
-    from papersift.settings import load_settings
-    from papersift.web import views
+def _timed(site: Any, query: tuple[str, str], runs: int) -> tuple[float, float]:
+    """(p50, p95) in ms of `runs` searches (after 2 warm-ups), page built and rendered."""
     from papersift.web.render import Linker, render_page
     from papersift.web.search_view import search_page
 
-    site = views.Site(load_settings(data_dir=str(store_dir)))
     params = {"q": query[0], "mode": query[1]}
-    p50s, p95s = [], []
-    for _ in range(rounds):
-        times = []
-        for attempt in range(runs + 2):
-            started = time.perf_counter()
-            render_page(search_page(site, params), "papersift", Linker())
-            if attempt >= 2:
-                times.append((time.perf_counter() - started) * 1000)
-        times.sort()
-        p50s.append(statistics.median(times))
-        p95s.append(times[min(len(times) - 1, round(0.95 * (len(times) - 1)))])
-    site.store.close()
-    return statistics.median(p50s), statistics.median(p95s)
+    times = []
+    for attempt in range(runs + 2):
+        started = time.perf_counter()
+        render_page(search_page(site, params), "papersift", Linker())
+        if attempt >= 2:
+            times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return statistics.median(times), times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
 
 
 # ------------------------------------------------------------------------ main
@@ -529,7 +548,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=5.0, help="http_timeout of the faults")
     parser.add_argument("--kills", type=int, default=6)
     parser.add_argument("--update-kills", type=int, default=4)
-    parser.add_argument("--store", type=Path, default=Path("/work/cache/recent-hostile"))
+    parser.add_argument("--store", type=Path, default=Path("/work/cache/recent-hostile"),
+                        help="where the copy of /work/cache/recent is made (replaced each run)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()

@@ -129,6 +129,9 @@ class SourceError(PapersiftError):
 # a lone surrogate breaks whatever stores, indexes or serializes the record.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}")
+# Dates, one a line: YYYY-MM-DD, then a time or nothing (a month and a day that may exist).
+_DAYS = re.compile(r"(?:\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[^\n]*\n)*"
+                   r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[^\n]*")
 _BARE_NEW_ID = re.compile(r"^\d\d(?:0[1-9]|1[0-2])\.\d{4,5}$")
 _LINK = re.compile(r"^https?://", re.I)
 _MAX_INT = 2**53  # the largest integer every JSON reader keeps exactly
@@ -233,33 +236,47 @@ def check_record(record: PaperRecord, limits: RecordLimits) -> PaperRecord:
 def _looks_clean(record: PaperRecord, limits: RecordLimits) -> bool:
     """Whether the record needs no cleaning and breaks no limit, as most do: a few C calls
     decide it. When not, _checked_fields goes field by field and says what is wrong."""
-    authors, categories, versions = record.authors, record.categories, record.versions
+    authors, categories, versions, links = (record.authors, record.categories, record.versions,
+                                            record.links)
     if (type(authors) is not list or type(categories) is not list or type(versions) is not list
+            or type(links) is not dict or type(record.extras) is not dict or record.extras
             or len(authors) > limits.authors or len(versions) > limits.version):
         return False
-    short = [record.source, *authors, *categories, *(value for value in (
-        record.doi, record.comment, record.journal_ref, record.license) if value is not None)]
+    shorts = (record.source, *authors, *categories, *links.values(), *(value for value in (
+        record.doi, record.comment, record.journal_ref, record.license) if value is not None))
     try:
-        text = "\n".join((record.title, record.abstract, *short))
+        text = "\n".join((record.title, record.abstract, *shorts))
     except TypeError:
         return False
-    if (has_control(text) or max(map(len, short)) > limits.field_chars
-            or len(record.title) > limits.title_chars or not record.title.strip()
-            or len(record.abstract) > limits.abstract_chars):
+    if (has_control(text) or len(record.title) > limits.title_chars or not record.title.strip()
+            or len(record.abstract) > limits.abstract_chars
+            or max(map(len, shorts)) > limits.field_chars):
         return False
-    numbers = [record.version, *(entry[0] for entry in versions if type(entry) is tuple)]
-    dates = [record.submitted, record.updated, record.announced,
-             *(entry[1] for entry in versions if type(entry) is tuple and len(entry) == 2)]
-    if len(numbers) != len(dates) - 2 or not all(
-            n is None or (type(n) is int and 1 <= n <= limits.version) for n in numbers):
-        return False
-    for day in dates:
-        if day is not None and (type(day) is not str or not _DAY.match(day)
-                                or day[:10] > limits.latest_day or not _real_day(day)):
+    for href in links.values():
+        if not href.startswith(("http://", "https://")):
             return False
-    return (type(record.links) is dict and type(record.extras) is dict and not record.extras
-            and all(type(h) is str and _LINK.match(h) and len(h) <= limits.field_chars
-                    and not has_control(h) for h in record.links.values()))
+    return _numbers_and_days_look_clean(record, limits)
+
+
+def _numbers_and_days_look_clean(record: PaperRecord, limits: RecordLimits) -> bool:
+    version = record.version
+    if version is not None and (type(version) is not int or not 1 <= version <= limits.version):
+        return False
+    days = [d for d in (record.submitted, record.updated, record.announced) if d is not None]
+    for entry in record.versions:
+        if (type(entry) is not tuple or len(entry) != 2 or type(entry[0]) is not int
+                or not 1 <= entry[0] <= limits.version):
+            return False
+        if entry[1] is not None:
+            days.append(entry[1])
+    if not days:
+        return True
+    try:
+        joined = "\n".join(days)
+    except TypeError:
+        return False
+    return (_DAYS.fullmatch(joined) is not None and max(days)[:10] <= limits.latest_day
+            and all(map(_real_day, {d[:10] for d in days})))
 
 
 def _real_day(day: str) -> bool:
