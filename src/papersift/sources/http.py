@@ -248,15 +248,19 @@ class _Watchdog:
     The per-read timeout cannot stop a server that sends a byte now and then, and nothing in
     httpx bounds a whole request; shutting the socket down from a timer thread wakes the
     blocked read at once. The socket is learnt from httpx's trace of the connection.
+
+    It fires a little after `seconds` (a tenth more, at least half a second): a server that
+    sends nothing at all is the per-read timeout's to report, as a timeout worth retrying.
     """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
+        grace = max(0.5, 0.1 * seconds)
+        self.deadline = time.monotonic() + seconds + grace
         self.fired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
+        self._timer = threading.Timer(seconds + grace, self._fire)
         self._timer.daemon = True
 
     def __enter__(self) -> _Watchdog:
