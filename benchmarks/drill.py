@@ -279,9 +279,11 @@ def part_faults(work: Path, timeout: float) -> None:
 # ------------------------------------------------------------------------ kill -9
 def part_kills(work: Path, trials: int, update_trials: int) -> None:
     print(f"kills: {trials} during ingest, {update_trials} during update", flush=True)
-    lines = (shared_lines(RECENT, 6000) + shared_lines(SNAPSHOT, 24000)
+    # Enough lines for several committed batches (10,000 each) and a full-text index built
+    # beside the load by a helper process.
+    lines = (shared_lines(RECENT, 12000) + shared_lines(SNAPSHOT, 48000)
              if RECENT.exists() and SNAPSHOT.exists()
-             else [json.dumps(valid_record(n)) for n in range(1, 30001)])
+             else [json.dumps(valid_record(n)) for n in range(1, 60001)])
     lines += [line for line, _ in hostile_lines()[::4]]
     random.Random(7).shuffle(lines)
     source = work / "kill.jsonl.gz"
@@ -292,7 +294,8 @@ def part_kills(work: Path, trials: int, update_trials: int) -> None:
     rng = random.Random(9)
     for trial in range(trials):
         data = work / f"kill-{trial}"
-        after = rng.uniform(0.5, 0.95 * clean.seconds)  # any moment: mid-batch, mid-index
+        # Any moment once the command has started: mid-batch, mid-commit, mid-index.
+        after = rng.uniform(0.3 * clean.seconds, 0.95 * clean.seconds)
         started = time.monotonic()
         killed = Run(["ingest", f"file:{source}"], {"PAPERSIFT_DATA_DIR": str(data)},
                      kill_when=lambda s=started, a=after: time.monotonic() - s > a)

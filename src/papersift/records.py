@@ -242,8 +242,11 @@ def _looks_clean(record: PaperRecord, limits: RecordLimits) -> bool:
             or type(links) is not dict or type(record.extras) is not dict or record.extras
             or len(authors) > limits.authors or len(versions) > limits.version):
         return False
-    shorts = (record.source, *authors, *categories, *links.values(), *(value for value in (
-        record.doi, record.comment, record.journal_ref, record.license) if value is not None))
+    doi, comment, journal_ref, license = (record.doi, record.comment, record.journal_ref,
+                                          record.license)
+    shorts = (record.source, *authors, *categories, *links.values(),
+              "" if doi is None else doi, "" if comment is None else comment,
+              "" if journal_ref is None else journal_ref, "" if license is None else license)
     try:
         text = "\n".join((record.title, record.abstract, *shorts))
     except TypeError:
@@ -275,8 +278,9 @@ def _numbers_and_days_look_clean(record: PaperRecord, limits: RecordLimits) -> b
         joined = "\n".join(days)
     except TypeError:
         return False
+    # The pattern admits days 01-31 of any month: only the 29th to the 31st need a calendar.
     return (_DAYS.fullmatch(joined) is not None and max(days)[:10] <= limits.latest_day
-            and all(map(_real_day, {d[:10] for d in days})))
+            and all(_real_day(d) for d in days if d[8:10] > "28"))
 
 
 def _real_day(day: str) -> bool:
