@@ -157,3 +157,22 @@ def test_update_exit_code_says_what_happened() -> None:
     assert update_exit_code([ok, broken]) == 1
     assert failed_parts([failed, broken]) == [
         "source arxiv:cs.LG (redirect loop: x -> x)", "stage topics (ValueError: axis 0)"]
+
+
+def test_a_source_that_breaks_unexpectedly_is_reported_and_the_next_is_read(
+        store: Store, settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from papersift.plugins import SourcePlugin, plugins
+
+    def broken(arg, options, settings, client):  # noqa: ANN001, ANN202 (a plugin's shape)
+        yield from ()
+        raise RecursionError("maximum recursion depth exceeded")
+
+    registry = plugins().sources
+    monkeypatch.setitem(registry._items, "broken", SourcePlugin("broken", "test", broken))
+    path = tmp_path / "papers.jsonl"
+    path.write_text(json.dumps({"id": "2501.00001", "title": "A title here",
+                                "announced": "2025-06-02"}) + "\n")
+    report = Ingest(["broken:x", f"file:{path}"]).run(store, settings)
+    assert report.counts["new"] == 1
+    assert report.failures == [{"source": "broken:x", "error": "stopped by an unexpected "
+                                "RecursionError: maximum recursion depth exceeded"}]

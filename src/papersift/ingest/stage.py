@@ -82,7 +82,7 @@ class Ingest:
             tally.failures.append({"source": spec, "error": str(exc)})
         except Exception as exc:  # noqa: BLE001 (one source's bug must not cost the others)
             tally.failures.append({"source": spec, "error": f"stopped by an unexpected "
-                                   f"{type(exc).__name__}: {shown(str(exc), 200)}"})
+                                   f"{type(exc).__name__}: {str(exc)[:300]}"})
         # Not in `finally`: after a crash or an interrupt the partial batch is simply redone.
         tally.flush(spec, batch)
 
