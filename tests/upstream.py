@@ -32,8 +32,10 @@ HF id/title/publishedAt. `make_paper(..., deleted=True)` is a deleted OAI record
 Faults (`server.faults`, consumed one per request, in order; `Fault.path` limits one to a
 route; `Fault()` does nothing, so `[Fault(), Fault(status=503)]` hits the second request): an
 error status with `Retry-After`, a body cut off mid-way, a slow answer, a replaced body (e.g.
-a real sample from ../shared/formats), or arXiv's spurious empty page. Every request is
-recorded in `server.requests`.
+a real sample from ../shared/formats), or arXiv's spurious empty page; and the hostile ones:
+a redirect (to itself: a loop), a gzip bomb, a huge or dripping body, headers that drip
+(`sticky` faults answer every matching request). Every request is recorded in
+`server.requests`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import re
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -72,6 +75,14 @@ class Fault:
     body: bytes | None = None  # answer with exactly these bytes (a real sample, an error page)
     empty: bool = False  # answer normally but with no entries (arXiv's spurious empty page)
     path: str | None = None  # only requests whose path starts with this consume the fault
+    redirect: str | None = None  # answer 302 to this location (the request's own path: a loop)
+    gzip_bomb: int = 0  # answer a gzip body that inflates to this many bytes
+    size: int = 0  # answer this many bytes of filler (with `drip`: one `chunk` at a time)
+    chunk: int = 1 << 16
+    drip: float = 0.0  # seconds between chunks of a `size` body, or between header bytes
+    drip_headers: bool = False  # send the status line and headers one byte every `drip` s
+    no_length: bool = False  # a `size` body without Content-Length: it ends when we hang up
+    sticky: bool = False  # not consumed: every matching request gets it
 
 
 @dataclass
@@ -110,6 +121,20 @@ def make_paper(paper_id: str, **fields: Any) -> dict[str, Any]:
 def make_papers(count: int, prefix: str = "2611", **fields: Any) -> list[dict[str, Any]]:
     """`count` papers 2611.00001, 2611.00002, ... sharing `fields`."""
     return [make_paper(f"{prefix}.{i:05d}", **fields) for i in range(1, count + 1)]
+
+
+_BOMBS: dict[int, bytes] = {}
+
+
+def gzip_bomb(size: int) -> bytes:
+    """A gzip stream of `size` zero bytes (1 GB compresses to about 1 MB), made once per size."""
+    if size not in _BOMBS:
+        deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = bytes(1 << 20)
+        parts = [deflate.compress(block[:min(len(block), size - start)])
+                 for start in range(0, size, len(block))]
+        _BOMBS[size] = b"".join(parts) + deflate.flush()
+    return _BOMBS[size]
 
 
 def closed_port() -> int:
@@ -241,7 +266,7 @@ class Upstream:
         with self._lock:
             for index, fault in enumerate(self.faults):
                 if fault.path is None or path.startswith(fault.path):
-                    return self.faults.pop(index)
+                    return fault if fault.sticky else self.faults.pop(index)
         return None
 
     def respond(self, path: str, params: dict[str, str], empty: bool) -> tuple[int, str, bytes]:
@@ -370,6 +395,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if fault.delay:
                 time.sleep(fault.delay)
+            if self._hostile(fault):
+                return
             if fault.status:
                 headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
                 if fault.body is not None:
@@ -388,6 +415,35 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, content_type, body)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout): nothing left to say
+
+    def _hostile(self, fault: Fault) -> bool:
+        """Answer with a redirect, a gzip bomb, an endless or dripping body; False if none."""
+        if fault.redirect is not None:
+            self._send(302, "text/html", b"moved", {"Location": fault.redirect})
+        elif fault.gzip_bomb:
+            self._send(200, _XML, gzip_bomb(fault.gzip_bomb), {"Content-Encoding": "gzip"})
+        elif fault.drip_headers:
+            head = b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"a" * 10_000 + b"\r\n\r\n"
+            for byte in head:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(fault.drip)
+        elif fault.size:
+            self.send_response(200)
+            self.send_header("Content-Type", _XML)
+            if fault.no_length:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(fault.size))
+            self.end_headers()
+            for start in range(0, fault.size, fault.chunk):
+                self.wfile.write(b" " * min(fault.chunk, fault.size - start))
+                self.wfile.flush()
+                time.sleep(fault.drip)
+        else:
+            return False
+        return True
 
     def _send(
         self, status: int, content_type: str, body: bytes,

@@ -42,10 +42,30 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hf_url", str, "https://huggingface.co/api/daily_papers",
             "Hugging Face daily papers endpoint."),
     Setting("request_delay", float, 3.0, "Seconds between requests to arXiv (arXiv asks for 3)."),
-    Setting("http_timeout", float, 30.0, "Seconds before an upstream request times out."),
+    Setting("http_timeout", float, 30.0,
+            "Seconds an upstream request may take: to connect, for each read and for the whole "
+            "response (one still arriving then is given up, not retried)."),
     Setting("http_retries", int, 5, "Retries on 429/5xx/timeouts before a source gives up."),
     Setting("http_backoff", float, 2.0, "First retry wait in seconds; doubles per retry (capped at 60)."),
+    Setting("http_max_mb", int, 32,
+            "Largest upstream response accepted, in MB after decompression (larger fails the source)."),
+    Setting("http_max_redirects", int, 5,
+            "Redirects followed per upstream request; a longer chain or a loop fails the source."),
     Setting("page_size", int, 200, "Records per page asked of the arXiv API."),
+    # -- what a record may hold (a record past a limit is skipped and reported)
+    Setting("max_title_chars", int, 1000,
+            "Longest title accepted, in characters (arXiv's longest are under 300)."),
+    Setting("max_abstract_chars", int, 20000,
+            "Longest abstract accepted, in characters (arXiv's longest are under 4,000)."),
+    Setting("max_authors", int, 6000,
+            "Most authors a paper may list (the largest collaborations list about 5,200)."),
+    Setting("max_field_chars", int, 2000,
+            "Longest author name, comment, DOI, journal reference, license or link accepted."),
+    Setting("max_json_depth", int, 32,
+            "Deepest nesting of JSON accepted in a file line or an upstream answer."),
+    Setting("max_version", int, 1000, "Highest paper version accepted (v1 is the first)."),
+    Setting("max_days_ahead", int, 3,
+            "Latest date a record may carry, in days from today (time zones, early listings)."),
     # -- embeddings and search
     Setting("embedder", str, "local",
             "Embedding backend: local (ONNX all-MiniLM-L6-v2), sentence-transformers, or openai."),
@@ -69,6 +89,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("admin_token", str, "", "Token required for writes (flags); empty disables writes."),
     Setting("page_size_web", int, 50, "Papers per topic/author/search page."),
     Setting("web_cache_mb", int, 64, "MB of rendered pages each web worker keeps until the database changes (0: off)."),
+    Setting("web_header_timeout", float, 10.0,
+            "Seconds a client may take to send a request's headers (or its body) before it is "
+            "cut off."),
+    Setting("web_max_body_kb", int, 64, "Largest request body the site accepts, in KB."),
     # -- readers
     Setting("signup", str, "open",
             "Who may make an account: open (anyone), invite (with a code from "
@@ -148,6 +172,11 @@ class Settings:
                 raise SettingsError(f"unknown setting {name!r}")
             merged[name] = _coerce(_BY_NAME[name], value, "override")
         return Settings(merged)
+
+
+def default_settings() -> Settings:
+    """Every setting at its declared default (no config file, no environment)."""
+    return Settings({s.name: s.default for s in SETTINGS})
 
 
 def config_path(environ: dict[str, str] | None = None) -> Path:

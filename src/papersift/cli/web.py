@@ -17,9 +17,13 @@ from papersift.cli.app import app
 from papersift.cli.digest import parse_at, start_digest_clock
 from papersift.errors import PapersiftError, UsageError
 from papersift.pipeline import every_source_failed, update
+from papersift.search import onnx_export
+from papersift.settings import Settings
 from papersift.sources import parse_spec
 from papersift.stages import Report
 from papersift.web.export import build_site
+from papersift.web.limits import MAX_HEADER_BYTES, BoundedHttpToolsProtocol
+from papersift.web.search_view import model_ready
 
 SNAPSHOT_HINT = (
     "The live sources could not be reached (no network?). To use the local snapshot instead:\n"
@@ -41,6 +45,9 @@ def _print_update(reports: list[Report], papers: int) -> None:
     for report in reports:
         common.print_report(report, details=5)
     common.say(f"{papers:,} papers in the store")
+    failed = failed_parts(reports)
+    if failed:
+        common.say("failed: " + "; ".join(failed))
     if every_source_failed(reports):
         common.say(SNAPSHOT_HINT)
 
@@ -48,27 +55,55 @@ def _print_update(reports: list[Report], papers: int) -> None:
 def _run_update(sources: list[str] | None = None, limit: int | None = None,
                 quiet: bool = False) -> tuple[list[Report], int]:
     """(the stage reports, papers in the store afterwards)."""
+    settings = common.settings()
+    exported = model_ready(settings)
     with common.store() as db, common.progress(quiet=quiet) as show:
-        reports = update(db, common.settings(), show, sources=sources, limit=limit)
-        return reports, db.papers.count_papers()
+        reports = update(db, settings, show, sources=sources, limit=limit)
+        papers = db.papers.count_papers()
+    if not exported and model_ready(settings) and not quiet:
+        common.say("exported the embedding model for semantic search (once) to "
+                   f"{settings.paths.exported_model(onnx_export.MODEL_NAME)}")
+    return reports, papers
 
 
 def _update_ok(reports: list[Report]) -> bool:
     return all(r.ok for r in reports) and not every_source_failed(reports)
 
 
+def failed_parts(reports: list[Report]) -> list[str]:
+    """What failed in an update, by name: 'source arxiv:cs.LG (why)', 'stage topics (why)'."""
+    parts = [f"source {f['source']} ({f['error']})" for r in reports for f in r.failures
+             if r.stage == "ingest"]
+    parts += [f"{r.stage} {f.get('source') or f.get('id') or ''} ({f.get('error')})".strip()
+              for r in reports if r.stage != "ingest" for f in r.failures]
+    return parts + [f"stage {r.stage} ({r.error})" for r in reports if r.error]
+
+
+def update_exit_code(reports: list[Report]) -> int:
+    """1 when a source or a stage failed, 3 when only records were skipped, else 0."""
+    if not _update_ok(reports):
+        return common.EXIT_FAILED
+    return common.EXIT_SKIPPED if any(r.skipped for r in reports) else common.EXIT_OK
+
+
 @app.command("update")
 def update_command(as_json: bool = common.json_option()) -> None:
     """Run the whole pipeline once: ingest the configured sources, embed, topics, summarize.
 
-    Incremental and safe to run from cron while the site serves. Exit 1 if a stage failed.
+    Incremental and safe to run from cron while the site serves. Exit codes: 0 done, 1 a
+    source or a stage failed (the last line, and `failed` in --json, say which), 3 done
+    but records were skipped.
     """
     reports, papers = _run_update(quiet=as_json)
-    common.output({"ok": _update_ok(reports), "papers": papers,
+    code = update_exit_code(reports)
+    common.output({"ok": _update_ok(reports), "exit_code": code, "papers": papers,
+                   "failed": failed_parts(reports),
+                   "failed_sources": [f["source"] for r in reports if r.stage == "ingest"
+                                      for f in r.failures],
                    "stages": [r.as_dict() for r in reports]},
                   as_json, lambda _: _print_update(reports, papers))
-    if not _update_ok(reports):
-        raise typer.Exit(common.EXIT_FAILED)
+    if code:
+        raise typer.Exit(code)
 
 
 def _updater(every: float) -> None:
@@ -93,6 +128,7 @@ def _serve(host: str, port: int, workers: int, update_every: str | None,
     from papersift.web.app import SETTINGS_ENV
 
     settings = common.settings()
+    _prepare_model(settings)
     if update_every:
         _updater(parse_every(update_every))
     if digest_at:
@@ -102,8 +138,26 @@ def _serve(host: str, port: int, workers: int, update_every: str | None,
     common.console.print(f"serving {escape(str(settings.paths.database))} at "
                          f"[bold]http://{host}:{port}/[/bold] with {workers} worker(s); "
                          "Ctrl+C stops", highlight=False)
+    # The header timeout lives in the protocol (web/limits.py); body limits in the app.
     uvicorn.run("papersift.web.app:app_from_env", factory=True, host=host, port=port,
-                workers=workers, log_level="warning", access_log=False)
+                workers=workers, log_level="warning", access_log=False,
+                http=BoundedHttpToolsProtocol, timeout_keep_alive=5,
+                h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+
+
+def _prepare_model(settings: Settings) -> None:
+    """Export the embedding model before serving, so no request ever waits on it (~17 s and
+    over 1 GB, once per data folder); if that fails, the site serves keyword search."""
+    if model_ready(settings):
+        return
+    common.say("preparing the embedding model for semantic search (once; about 20 s)...")
+    started = time.monotonic()
+    try:
+        onnx_export.ensure_exported(settings.paths)
+    except Exception as exc:  # the site still serves; search says semantic is not ready
+        common.say(f"semantic search is off: the model could not be exported ({exc})")
+        return
+    common.say(f"the embedding model is ready ({time.monotonic() - started:.0f} s)")
 
 
 @app.command("serve")
@@ -160,5 +214,5 @@ def up_command(
     if not papers:
         raise PapersiftError("there are no papers to show yet; see the message above")
     if no_serve:
-        raise typer.Exit(common.EXIT_OK if _update_ok(reports) else common.EXIT_FAILED)
+        raise typer.Exit(update_exit_code(reports))
     _serve(host, port, workers, update_every)

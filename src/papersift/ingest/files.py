@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from papersift.ingest.prepare import PreparedRecord, prepare_record
-from papersift.records import PaperRecord, Skipped
+from papersift.records import PaperRecord, RecordLimits, Skipped
 from papersift.sources import SourceOptions
 from papersift.sources.files import in_range, iter_lines, line_key, parse_line
 from papersift.store import open_store
@@ -42,7 +42,8 @@ class CachedLine(NamedTuple):
 Item = PreparedRecord | CachedLine | Skipped
 
 
-def file_items(path: Path, options: SourceOptions, store_location: str) -> Iterator[Item]:
+def file_items(path: Path, options: SourceOptions, store_location: str,
+               limits: RecordLimits) -> Iterator[Item]:
     """The items of a JSON-lines file, read, parsed and prepared in a helper process.
 
     Without --since/--until/--limit, lines already ingested unchanged are recognised by their
@@ -52,7 +53,7 @@ def file_items(path: Path, options: SourceOptions, store_location: str) -> Itera
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     receiver, sender = context.Pipe(duplex=False)
     helper = context.Process(
-        target=_produce, args=(path, options, store_location, sender, receiver),
+        target=_produce, args=(path, options, store_location, limits, sender, receiver),
         name="papersift-ingest-reader", daemon=True)
     helper.start()
     sender.close()
@@ -119,8 +120,8 @@ def _decode_items(message: bytes) -> list[Item]:
 
 
 def _produce(
-    path: Path, options: SourceOptions, store_location: str, sender: Connection,
-    receiver: Connection,
+    path: Path, options: SourceOptions, store_location: str, limits: RecordLimits,
+    sender: Connection, receiver: Connection,
 ) -> None:
     """Helper process: send chunks of items (_encode_items), then ('done', None) or
     ('error', exc), pickled."""
@@ -154,7 +155,7 @@ def _produce(
         post(pickle.dumps((kind, payload), pickle.HIGHEST_PROTOCOL))
 
     try:
-        for chunk in _chunks(_prepare(path, options, store_location)):
+        for chunk in _chunks(_prepare(path, options, store_location, limits)):
             post(_encode_items(chunk))
         put("done", None)
     except SystemExit:
@@ -179,7 +180,8 @@ def _chunks(items: Iterator[Item]) -> Iterator[list[Item]]:
         yield chunk
 
 
-def _prepare(path: Path, options: SourceOptions, store_location: str) -> Iterator[Item]:
+def _prepare(path: Path, options: SourceOptions, store_location: str,
+             limits: RecordLimits) -> Iterator[Item]:
     """Lines -> items, with the same records, skips and limit as files.read_jsonl."""
     filtered = bool(options.since or options.until or options.limit)
     # Lines known unchanged are only worth skipping on a whole-file run: with a date range or
@@ -199,7 +201,7 @@ def _prepare(path: Path, options: SourceOptions, store_location: str) -> Iterato
                 if key in unchanged:
                     yield CachedLine(key, where, line)  # type: ignore[arg-type]
                     continue
-                record = parse_line(line, where)
+                record = parse_line(line, where, limits)
                 if not isinstance(record, PaperRecord):
                     yield record
                     continue

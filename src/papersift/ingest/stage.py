@@ -15,7 +15,7 @@ import httpx
 from papersift.clock import utc_now
 from papersift.ingest.files import CachedLine, file_items
 from papersift.ingest.prepare import PreparedRecord, prepare_record
-from papersift.records import PaperRecord, Skipped, SourceError
+from papersift.records import PaperRecord, RecordLimits, Skipped, SourceError, check_record, shown
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, open_source, parse_spec
 from papersift.sources.files import file_path, parse_line
@@ -54,7 +54,7 @@ class Ingest:
         wanted = self.parallel_index
         if wanted is None:
             wanted = _file_bytes(self.sources) >= _PARALLEL_INDEX_MIN_BYTES
-        tally = _Tally(store, on_progress)
+        tally = _Tally(store, on_progress, RecordLimits.from_settings(settings))
         started_at = utc_now()
         on_progress(Progress(self.name, 0))
         with _collector_paused(), store.papers.bulk_load(wanted) as tally.parallel_index:
@@ -67,8 +67,9 @@ class Ingest:
     def _source(self, store: Store, settings: Settings, spec: str, tally: _Tally) -> None:
         batch: list[PreparedRecord | CachedLine] = []
         last_flush = time.monotonic()
+        items = _prepared_items(store, spec, self.options, settings, self.client, tally.limits)
         try:
-            for item in _prepared_items(store, spec, self.options, settings, self.client):
+            for item in items:
                 if isinstance(item, Skipped):
                     tally.skipped.append({"source": spec, "where": item.where,
                                           "reason": item.reason})
@@ -79,6 +80,9 @@ class Ingest:
                     batch, last_flush = [], time.monotonic()
         except SourceError as exc:
             tally.failures.append({"source": spec, "error": str(exc)})
+        except Exception as exc:  # noqa: BLE001 (one source's bug must not cost the others)
+            tally.failures.append({"source": spec, "error": f"stopped by an unexpected "
+                                   f"{type(exc).__name__}: {str(exc)[:300]}"})
         # Not in `finally`: after a crash or an interrupt the partial batch is simply redone.
         tally.flush(spec, batch)
 
@@ -86,8 +90,8 @@ class Ingest:
 class _Tally:
     """What an ingest run has done so far."""
 
-    def __init__(self, store: Store, on_progress: OnProgress) -> None:
-        self.store, self.on_progress = store, on_progress
+    def __init__(self, store: Store, on_progress: OnProgress, limits: RecordLimits) -> None:
+        self.store, self.on_progress, self.limits = store, on_progress, limits
         self.started = time.perf_counter()
         self.new = self.updated = self.unchanged = 0
         self.duplicates: list[dict[str, str]] = []
@@ -122,7 +126,7 @@ class _Tally:
             elif item.key in still:
                 self.unchanged += 1
             else:
-                record = parse_line(item.line, item.where)
+                record = parse_line(item.line, item.where, self.limits)
                 if isinstance(record, Skipped):
                     self.skipped.append({"source": spec, "where": record.where,
                                          "reason": record.reason})
@@ -174,16 +178,30 @@ def _collector_paused() -> Iterator[None]:
 
 def _prepared_items(
     store: Store, spec: str, options: SourceOptions, settings: Settings,
-    client: httpx.Client | None,
+    client: httpx.Client | None, limits: RecordLimits,
 ) -> Iterator[PreparedRecord | CachedLine | Skipped]:
-    """The items of one source, prepared for the store off the writing thread."""
+    """The items of one source, checked and prepared for the store off the writing thread."""
     if parse_spec(spec)[0] == "file":
         # Bulk files: parse and prepare in a helper process, so that this process only runs
         # SQL (a thread would share the GIL with the writer's Python work).
-        yield from file_items(file_path(parse_spec(spec)[1]), options, store.location)
+        yield from file_items(file_path(parse_spec(spec)[1]), options, store.location, limits)
         return
-    for item in _prefetched(open_source(spec, options, settings, client=client)):
+    records = _checked(open_source(spec, options, settings, client=client), limits)
+    for item in _prefetched(records):
         yield item if isinstance(item, Skipped) else prepare_record(item)  # type: ignore[arg-type]
+
+
+def _checked(items: Iterable[PaperRecord | Skipped], limits: RecordLimits
+             ) -> Iterator[PaperRecord | Skipped]:
+    """Every record of a source through records.check_record: the edge of the store."""
+    for item in items:
+        if isinstance(item, Skipped):
+            yield item
+            continue
+        try:
+            yield check_record(item, limits)
+        except ValueError as exc:
+            yield Skipped(item.source, f"{item.source} record {shown(item.id)}", str(exc))
 
 
 _DONE = object()

@@ -11,6 +11,18 @@ from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
+# Highlighting looks at this much of a text at most: real abstracts are under 4,000
+# characters, and one pasted book must not make every search that finds it slow.
+WINDOW_CHARS = 20_000
+
+
+def window(text: str, limit: int = WINDOW_CHARS) -> tuple[str, bool]:
+    """(the text's first `limit` characters, cut at a space when one is near; whether cut)."""
+    if len(text) <= limit:
+        return text, False
+    head = text[:limit]
+    space = head.rfind(" ", limit - 200)
+    return (head[:space] if space > 0 else head), True
 
 
 def fold(text: str) -> str:
@@ -49,26 +61,30 @@ class Highlighter:
         return [w.span() for w in _WORD.finditer(text) if self.pattern.fullmatch(fold(w.group()))]
 
     def mark(self, text: str) -> str:
-        """The whole text as safe HTML with matches marked."""
+        """The text as safe HTML with matches marked (its first WINDOW_CHARS, then '…')."""
+        text, cut = window(text)
         out, last = [], 0
         for start, end in self._spans(text):
             out.append(html.escape(text[last:start]))
             out.append("<mark>" + html.escape(text[start:end]) + "</mark>")
             last = end
         out.append(html.escape(text[last:]))
-        return "".join(out)
+        return "".join(out) + ("…" if cut else "")
 
     def snippet(self, text: str, words: int = 40) -> tuple[str, str]:
-        """(plain, html) of the `words`-word window with the most matches, with ellipses."""
+        """(plain, html) of the `words`-word window with the most matches, with ellipses;
+        only the text's first WINDOW_CHARS are searched for it."""
+        text, cut = window(text)
         if self.pattern is None or not self._any(text):
-            return self._lead(text, words)
+            return self._lead(text, words, cut)
         text = _SPACE.sub(" ", text).strip()
         # Word starts after the whitespace was collapsed: a running sum over split() is several
         # times cheaper than a regex scan, and the window only needs word boundaries.
         pieces = text.split(" ")
         starts = list(itertools.accumulate((len(p) + 1 for p in pieces[:-1]), initial=0))
         if len(starts) <= words:
-            return text, self.mark(text)
+            tail = "…" if cut else ""
+            return text + tail, self.mark(text) + tail
         # Word indices that hold a match; the best window starts at one of them (or at 0).
         marked = sorted({bisect.bisect_right(starts, start) - 1 for start, _ in self._spans(text)}
                         - {-1})
@@ -83,7 +99,7 @@ class Highlighter:
         end = len(text) if stop >= len(starts) else starts[stop]
         piece = text[begin:end].rstrip()
         prefix = "…" if begin > 0 else ""
-        suffix = "…" if end < len(text) else ""
+        suffix = "…" if end < len(text) or cut else ""
         return prefix + piece + suffix, html.escape(prefix) + self.mark(piece) + html.escape(suffix)
 
     def _any(self, text: str) -> bool:
@@ -92,10 +108,10 @@ class Highlighter:
         return bool(self._spans(text))
 
     @staticmethod
-    def _lead(text: str, words: int) -> tuple[str, str]:
+    def _lead(text: str, words: int, cut: bool = False) -> tuple[str, str]:
         """The opening words, without scanning the whole abstract (nothing to mark in it)."""
         head = text[:words * 25]
         tokens = head.split()
-        clipped = len(tokens) > words or len(head) < len(text)
+        clipped = len(tokens) > words or len(head) < len(text) or cut
         plain = " ".join(tokens[:words]) + ("…" if clipped else "")
         return plain, html.escape(plain)

@@ -16,7 +16,16 @@ from isal import igzip, isal_zlib
 
 from papersift import records
 from papersift.plugins import Plugins, SourcePlugin
-from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
+from papersift.records import (
+    PaperRecord,
+    RecordLimits,
+    Skipped,
+    SourceError,
+    check_record,
+    json_kind,
+    shown,
+    split_arxiv_id,
+)
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
 
@@ -29,7 +38,7 @@ _AUTHOR_SPLIT = re.compile(r",|;|\band\b|&")
 def open_source(
     arg: str, options: SourceOptions, settings: Settings, client: httpx.Client | None = None
 ) -> Iterator[PaperRecord | Skipped]:
-    return read_jsonl(file_path(arg), options)
+    return read_jsonl(file_path(arg), options, RecordLimits.from_settings(settings))
 
 
 def file_path(arg: str) -> Path:
@@ -84,19 +93,40 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes] | Skipped]:
         yield Skipped("file", f"{path.name}", f"file ends early or is unreadable ({exc})")
 
 
-def parse_line(line: bytes, where: str) -> PaperRecord | Skipped:
-    """One raw JSON line -> PaperRecord, or Skipped saying what is wrong with it."""
+def parse_line(line: bytes, where: str, limits: RecordLimits | None = None
+               ) -> PaperRecord | Skipped:
+    """One raw JSON line -> a checked PaperRecord, or Skipped saying what is wrong with it.
+
+    Whatever the line holds, the answer is one of the two: a record no rule foresaw is
+    skipped with the error's name rather than stopping the file.
+    """
+    limits = limits or _default_limits()
     try:
-        data = jsontext.loads(line)
+        data = jsontext.loads(line, limits.json_depth)
+    except jsontext.TooDeep as exc:
+        return Skipped("file", where, f"line is {exc}")
     except json.JSONDecodeError as exc:
         return Skipped("file", where, f"not valid JSON ({exc.msg})")
     try:
-        return parse_object(data)
+        return check_record(parse_object(data), limits)
     except ValueError as exc:
         return Skipped("file", where, str(exc))
+    except Exception as exc:  # noqa: BLE001 (a bug here must cost one line, not the file)
+        return Skipped("file", where, f"cannot be read ({type(exc).__name__}: {shown(str(exc))})")
 
 
-def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator[PaperRecord | Skipped]:
+_DEFAULT_LIMITS: list[RecordLimits] = []
+
+
+def _default_limits() -> RecordLimits:
+    """The limits of the settings' defaults, made once per process (tests, read_jsonl)."""
+    if not _DEFAULT_LIMITS:
+        _DEFAULT_LIMITS.append(RecordLimits.defaults())
+    return _DEFAULT_LIMITS[0]
+
+
+def read_jsonl(path: Path, options: SourceOptions = SourceOptions(),
+               limits: RecordLimits | None = None) -> Iterator[PaperRecord | Skipped]:
     """Yield one record per line in the date range; a line that is not a usable paper is
     yielded as Skipped. (`options.limit` is applied by sources.open_source.)"""
     for item in iter_lines(path):
@@ -104,7 +134,7 @@ def read_jsonl(path: Path, options: SourceOptions = SourceOptions()) -> Iterator
             yield item
             continue
         number, line = item
-        record = parse_line(line, f"{path.name}:{number}")
+        record = parse_line(line, f"{path.name}:{number}", limits)
         if isinstance(record, PaperRecord) and not in_range(record, options):
             continue
         yield record
@@ -118,43 +148,78 @@ def in_range(record: PaperRecord, options: SourceOptions) -> bool:
 
 
 def parse_object(data: Any) -> PaperRecord:
-    """One JSON object in either layout -> PaperRecord; ValueError says what is wrong."""
+    """One JSON object in either layout -> PaperRecord; ValueError says what is wrong.
+
+    Every field is type-checked here; lengths, dates and control characters are the
+    business of records.check_record, which every record passes before it is stored.
+    """
     if not isinstance(data, dict):
-        raise ValueError("line is not a JSON object")
+        raise ValueError(f"line is {json_kind(data)}, not a JSON object")
     raw_id = data.get("id")
-    if not isinstance(raw_id, str) or not raw_id.strip():
+    if raw_id is None or raw_id == "":
         raise ValueError("missing id")
-    try:
-        paper_id, version = split_arxiv_id(raw_id)
-    except ValueError as exc:
-        raise ValueError(str(exc)) from None
+    if isinstance(raw_id, int | float) and not isinstance(raw_id, bool):
+        raise ValueError(f"id is {json_kind(raw_id)}, not text: write it in quotes")
+    paper_id, version = split_arxiv_id(raw_id)
     title = data.get("title")
-    if not isinstance(title, str) or not title.strip():
+    if title is None or (isinstance(title, str) and not title.strip()):
         raise ValueError(f"{paper_id}: missing title")
-    abstract = data.get("abstract") or ""
-    if not isinstance(abstract, str):
-        raise ValueError(f"{paper_id}: abstract is not text")
+    title = _text_field(title, "title", paper_id)
+    abstract = _text_field(data.get("abstract") or "", "abstract", paper_id)
     if "versions" in data or "update_date" in data or isinstance(data.get("authors"), str):
         return _snapshot_record(data, paper_id, version, title, abstract)
     return _recent_record(data, paper_id, version, title, abstract)
 
 
+def _text_field(value: Any, name: str, paper_id: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{paper_id}: {name} is {json_kind(value)}, not text")
+    return value
+
+
+def _optional_text(data: dict[str, Any], name: str, paper_id: str) -> str | None:
+    """A field that is text or absent: stripped, None when empty; ValueError otherwise."""
+    value = data.get(name)
+    if value is None:
+        return None
+    return _text_field(value, name, paper_id).strip() or None
+
+
+def _names(value: Any, paper_id: str) -> list[str]:
+    if not isinstance(value, list):
+        raise ValueError(f"{paper_id}: authors is {json_kind(value)}, not a list of names")
+    for number, name in enumerate(value, start=1):
+        if not isinstance(name, str):
+            raise ValueError(f"{paper_id}: author {number} is {json_kind(name)}, not a name")
+    return [n.strip() for n in value if n.strip()]
+
+
+def _categories(value: Any, paper_id: str) -> list[str]:
+    """A space-separated string or a list of names; class codes (ACM, MSC) are left out."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.split()
+    if not isinstance(value, list):
+        raise ValueError(f"{paper_id}: categories is {json_kind(value)}, not a list of "
+                         "categories or a space-separated string")
+    for number, name in enumerate(value, start=1):
+        if not isinstance(name, str):
+            raise ValueError(f"{paper_id}: category {number} is {json_kind(name)}, not a name")
+    return [c for c in value if _CATEGORY.match(c)]
+
+
 def _recent_record(
     data: dict[str, Any], paper_id: str, version: int | None, title: str, abstract: str
 ) -> PaperRecord:
-    authors = data.get("authors") or []
-    if not isinstance(authors, list) or not all(isinstance(a, str) for a in authors):
-        raise ValueError(f"{paper_id}: authors is not a list of names")
-    categories = data.get("categories") or []
-    if isinstance(categories, str):
-        categories = categories.split()
     announced = _iso_day(data.get("announced"), paper_id, "announced")
     return PaperRecord(
         id=paper_id, version=version, title=title, abstract=abstract,
-        authors=[a.strip() for a in authors if a.strip()],
-        categories=[c for c in categories if isinstance(c, str) and _CATEGORY.match(c)],
-        source="file", announced=announced, comment=_text(data.get("comment")),
-        doi=_text(data.get("doi")), journal_ref=_text(data.get("journal_ref")),
+        authors=_names(data.get("authors") or [], paper_id),
+        categories=_categories(data.get("categories"), paper_id),
+        source="file", announced=announced, comment=_optional_text(data, "comment", paper_id),
+        doi=_optional_text(data, "doi", paper_id),
+        journal_ref=_optional_text(data, "journal_ref", paper_id),
         links=_arxiv_links(paper_id),
     )
 
@@ -163,31 +228,53 @@ def _snapshot_record(
     data: dict[str, Any], paper_id: str, version: int | None, title: str, abstract: str
 ) -> PaperRecord:
     authors_raw = data.get("authors") or ""
-    if isinstance(authors_raw, list):
-        authors = [a for a in authors_raw if isinstance(a, str)]
+    if isinstance(authors_raw, str):
+        authors = split_author_string(authors_raw)
     else:
-        authors = split_author_string(str(authors_raw))
-    history: list[tuple[int, str | None]] = []
-    for entry in data.get("versions") or []:
-        try:
-            number = int(str(entry["version"]).lstrip("v"))
-            created = _rfc2822_day(entry["created"])
-        except (KeyError, TypeError, ValueError, IndexError):
-            raise ValueError(f"{paper_id}: invalid version entry {entry!r}") from None
-        history.append((number, created))
-    history.sort()
+        authors = _names(authors_raw, paper_id)
+    history = _history(data.get("versions"), paper_id)
     update_date = _iso_day(data.get("update_date"), paper_id, "update_date")
-    categories = str(data.get("categories") or "").split()
     return PaperRecord(
         id=paper_id, version=history[-1][0] if history else version, title=title,
         abstract=abstract, authors=authors,
-        categories=[c for c in categories if _CATEGORY.match(c)], source="snapshot",
+        categories=_categories(data.get("categories"), paper_id), source="snapshot",
         submitted=history[0][1] if history else None,
         updated=history[-1][1] if history else update_date,
-        doi=_text(data.get("doi")), comment=_text(data.get("comments")),
-        journal_ref=_text(data.get("journal-ref")), license=_text(data.get("license")),
+        doi=_optional_text(data, "doi", paper_id),
+        comment=_optional_text(data, "comments", paper_id),
+        journal_ref=_optional_text(data, "journal-ref", paper_id),
+        license=_optional_text(data, "license", paper_id),
         links=_arxiv_links(paper_id), versions=history,
     )
+
+
+_VERSION_LABEL = re.compile(r"^v?(\d{1,9})$")
+
+
+def _history(entries: Any, paper_id: str) -> list[tuple[int, str | None]]:
+    """The snapshot's [{version: 'v1', created: RFC 2822 date}, ...], sorted by version."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ValueError(f"{paper_id}: versions is {json_kind(entries)}, not a list")
+    history: list[tuple[int, str | None]] = []
+    for entry in entries:
+        label = entry.get("version") if isinstance(entry, dict) else None
+        if isinstance(label, int) and not isinstance(label, bool):
+            label = str(label)
+        match = _VERSION_LABEL.match(label) if isinstance(label, str) else None
+        if match is None and isinstance(label, str) and re.fullmatch(r"v?\d{10,}", label):
+            digits = label.lstrip("v")
+            raise ValueError(f"{paper_id}: version v{digits[:12]}… ({len(digits):,} digits) "
+                             "is out of range")
+        try:
+            if match is None:
+                raise ValueError
+            history.append((int(match.group(1)), _rfc2822_day(entry["created"])))
+        except (KeyError, TypeError, ValueError, IndexError):
+            raise ValueError(f"{paper_id}: invalid version entry {shown(entry)}") from None
+    history.sort()
+    return history
 
 
 _MONTHS = {m: i for i, m in enumerate(
@@ -230,19 +317,14 @@ def split_author_string(text: str) -> list[str]:
 
 
 def _iso_day(value: Any, paper_id: str, name: str) -> str | None:
-    if value in (None, ""):
+    if value is None or value == "":
         return None
+    if not isinstance(value, str):
+        raise ValueError(f"{paper_id}: {name} is {json_kind(value)}, not a date like 2026-06-30")
     try:
-        return date.fromisoformat(str(value)[:10]).isoformat()
+        return date.fromisoformat(value[:10]).isoformat()
     except ValueError:
-        raise ValueError(f"{paper_id}: invalid {name} date {value!r}") from None
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
+        raise ValueError(f"{paper_id}: invalid {name} date {shown(value)}") from None
 
 
 def _arxiv_links(paper_id: str) -> dict[str, str]:

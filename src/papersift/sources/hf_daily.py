@@ -15,16 +15,17 @@ from typing import Any
 import httpx
 
 from papersift.plugins import Plugins, SourcePlugin
-from papersift.records import PaperRecord, Skipped, SourceError, split_arxiv_id
+from papersift.records import (
+    PaperRecord,
+    Skipped,
+    SourceError,
+    json_kind,
+    shown,
+    split_arxiv_id,
+)
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
 from papersift.sources.http import BadResponse, Fetcher
-
-# paper field -> extras key, for the extras worth keeping when present.
-_PAPER_EXTRAS = {
-    "upvotes": "upvotes", "githubRepo": "github_repo", "githubStars": "github_stars",
-    "projectPage": "project_page",
-}
 
 
 def open_source(
@@ -43,7 +44,9 @@ def _read(
 ) -> Iterator[PaperRecord | Skipped]:
     url = settings.hf_url
     with Fetcher(settings, client) as fetcher:
-        items = fetcher.get(url, {"date": day.isoformat()}, parse=_json_list)
+        depth = int(settings.max_json_depth)
+        items = fetcher.get(url, {"date": day.isoformat()},
+                            parse=lambda response: _json_list(response, depth))
     for number, item in enumerate(items, start=1):
         try:
             yield parse_item(item)
@@ -51,57 +54,85 @@ def _read(
             yield Skipped("hf", f"{url}?date={day} item {number}", str(exc))
 
 
-def _json_list(response: httpx.Response) -> list[Any]:
+def _json_list(response: httpx.Response, max_depth: int) -> list[Any]:
     try:
-        data = jsontext.loads(response.content)
+        data = jsontext.loads(response.content, max_depth)
+    except jsontext.TooDeep as exc:
+        # Nesting is the answer's shape, not a transfer accident: asking again gives the same.
+        raise SourceError(f"the daily papers answer is {exc}") from None
     except json.JSONDecodeError as exc:
         raise BadResponse(f"the daily papers JSON does not parse ({exc})") from None
     if not isinstance(data, list):
-        raise BadResponse(f"expected a JSON list of papers, got {type(data).__name__}")
+        raise BadResponse(f"expected a JSON list of papers, got {json_kind(data)}")
     return data
+
+
+# paper field -> (extras key, the JSON type it must have)
+_PAPER_EXTRAS: dict[str, tuple[str, type]] = {
+    "upvotes": ("upvotes", int), "githubRepo": ("github_repo", str),
+    "githubStars": ("github_stars", int), "projectPage": ("project_page", str),
+}
 
 
 def parse_item(item: Any) -> PaperRecord:
     """One daily-papers item -> PaperRecord; ValueError says what is wrong with it."""
     paper = item.get("paper") if isinstance(item, dict) else None
     if not isinstance(paper, dict):
-        raise ValueError("item without a 'paper' object")
+        raise ValueError(f"item without a 'paper' object ({json_kind(paper)})")
     raw_id = paper.get("id")
-    if not isinstance(raw_id, str) or not raw_id.strip():
+    if raw_id is None or raw_id == "":
         raise ValueError("paper without an id")
     paper_id, _ = split_arxiv_id(raw_id)
     title = paper.get("title") or item.get("title")
-    if not isinstance(title, str) or not title.strip():
+    if title is None or (isinstance(title, str) and not title.strip()):
         raise ValueError(f"{paper_id}: missing title")
+    if not isinstance(title, str):
+        raise ValueError(f"{paper_id}: title is {json_kind(title)}, not text")
     abstract = paper.get("summary") or item.get("summary") or ""
     if not isinstance(abstract, str):
-        raise ValueError(f"{paper_id}: summary is not text")
-    authors = paper.get("authors") or []
-    if not isinstance(authors, list):
-        raise ValueError(f"{paper_id}: authors is not a list")
-    names = [a["name"].strip() for a in authors
-             if isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"].strip()]
-    extras = {key: paper[field] for field, key in _PAPER_EXTRAS.items()
-              if paper.get(field) not in (None, "")}
-    if isinstance(item.get("numComments"), int):
-        extras["num_comments"] = item["numComments"]
+        raise ValueError(f"{paper_id}: summary is {json_kind(abstract)}, not text")
     return PaperRecord(
-        id=paper_id, version=None, title=title, abstract=abstract, authors=names, categories=[],
+        id=paper_id, version=None, title=title, abstract=abstract,
+        authors=_names(paper.get("authors") or [], paper_id), categories=[],
         source="hf", submitted=_timestamp(paper.get("publishedAt"), paper_id), announced=None,
         links={"abs": f"https://arxiv.org/abs/{paper_id}", "pdf": f"https://arxiv.org/pdf/{paper_id}",
                "hf": f"https://huggingface.co/papers/{paper_id}"},
-        extras=extras,
+        extras=_extras(item, paper, paper_id),
     )
 
 
+def _names(authors: Any, paper_id: str) -> list[str]:
+    if not isinstance(authors, list):
+        raise ValueError(f"{paper_id}: authors is {json_kind(authors)}, not a list")
+    return [a["name"].strip() for a in authors
+            if isinstance(a, dict) and isinstance(a.get("name"), str) and a["name"].strip()]
+
+
+def _extras(item: dict[str, Any], paper: dict[str, Any], paper_id: str) -> dict[str, Any]:
+    """Upvotes, comments, code: each of the type it must have, or ValueError."""
+    extras: dict[str, Any] = {}
+    fields = [(paper, name, key, kind) for name, (key, kind) in _PAPER_EXTRAS.items()]
+    for source, name, key, kind in [*fields, (item, "numComments", "num_comments", int)]:
+        value = source.get(name)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ValueError(f"{paper_id}: {name} is {json_kind(value)}, not "
+                             + ("a whole number" if kind is int else "text"))
+        extras[key] = value
+    return extras
+
+
 def _timestamp(value: Any, paper_id: str) -> str | None:
-    if value in (None, ""):
+    if value is None or value == "":
         return None
+    if not isinstance(value, str):
+        raise ValueError(f"{paper_id}: publishedAt is {json_kind(value)}, not text")
     try:
-        datetime.fromisoformat(str(value))
+        datetime.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"{paper_id}: invalid publishedAt {value!r}") from None
-    return str(value)
+        raise ValueError(f"{paper_id}: invalid publishedAt {shown(value)}") from None
+    return value
 
 
 def register(plugins: Plugins) -> None:

@@ -175,6 +175,7 @@ def phrase_key(phrase: str) -> tuple[str, ...]:
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*|[.,;:!?()\[\]{}\"/\x00]|\s-\s|--")
 _SEP = "\x00"
+_BREAK = "."  # a boundary token the tokenizer makes anyway
 # Terms are coded as integers: word ids a, b, c (< _V) -> a + _V*(b+1) + _V^2*(c+1).
 _V = 1 << 20
 _CHUNK_DOCS = 4000
@@ -198,9 +199,10 @@ class _Vocab:
             return index
         index = len(self.words)
         if index >= _V - 1:
-            # A vocabulary this large: further new words are rare ones; treat as boundaries.
-            self.ids[word] = self.ids[_SEP]
-            return self.ids[_SEP]
+            # A vocabulary this large: further new words are rare ones; treat as boundaries
+            # (a boundary that is not the separator, which would start a new document).
+            self.ids[word] = self.ids[_BREAK]
+            return self.ids[_BREAK]
         self.ids[word] = index
         self.words.append(word)
         if word == "of":
@@ -230,7 +232,9 @@ def doc_phrases(text: str) -> set[str]:
 
 def _chunk_codes(texts: Sequence[str], vocab: _Vocab, first_doc: int) -> tuple[np.ndarray, np.ndarray]:
     """(doc index, term code) pairs, one per distinct term of each doc of this chunk."""
-    corpus = f" {_SEP} ".join(clean(t).lower() for t in texts) + f" {_SEP}"
+    # The separator must be the documents' own: one inside a text (a NUL in a title) would
+    # split it in two and shift every later document's index.
+    corpus = f" {_SEP} ".join(clean(t).lower().replace(_SEP, " ") for t in texts) + f" {_SEP}"
     tokens = _TOKEN.findall(corpus)
     # map() over a dict lookup runs in C; only the chunk's new words go through Python.
     for word in sorted(set(tokens).difference(vocab.ids)):
@@ -274,6 +278,7 @@ def doc_terms(texts: Sequence[str], min_df: int = 3) -> DocTerms:
     """
     vocab = _Vocab()
     vocab.add(_SEP)
+    vocab.add(_BREAK)
     all_docs, all_codes = [], []
     for start in range(0, len(texts), _CHUNK_DOCS):
         docs, codes = _chunk_codes(texts[start:start + _CHUNK_DOCS], vocab, start)

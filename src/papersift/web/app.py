@@ -6,6 +6,7 @@ import hmac
 import json
 import logging
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -20,17 +21,21 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from papersift.settings import Settings, load_settings
+from papersift.sources import jsontext
 from papersift.web import urls, views
 from papersift.web.delivery import delivery_routes
-from papersift.web.feeds import atom_feed
+from papersift.web.feeds import atom_feed, xml_safe
+from papersift.web.limits import SETTINGS_ENV, RequestLimits
 from papersift.web.readers import ReaderPages, reader_routes
 from papersift.web.render import HERE, Linker, render_page
 from papersift.web.search_view import search_page
 
 log = logging.getLogger(__name__)
 
-SETTINGS_ENV = "PAPERSIFT_WEB_SETTINGS"  # how `papersift serve --workers N` hands settings over
+__all__ = ["SETTINGS_ENV", "app_from_env", "create_app"]
 SITEMAP_CHUNK = 40_000
+# A page number: more digits than any listing has pages would only overflow the store's integers.
+_PAGE_NUMBER = re.compile(r"^[0-9]{1,6}$")
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 _HEADERS = [
@@ -53,6 +58,9 @@ class SiteMiddleware:
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
+        if len(path) > 1 and path.endswith("/"):
+            await _slash_redirect(path, scope, receive, send)
+            return
         if not path.startswith((urls.STATIC + "/", "/sitemap")):
             for ext, fmt in _FORMATS.items():
                 if path.endswith(ext):
@@ -68,6 +76,16 @@ class SiteMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
+
+
+async def _slash_redirect(path: str, scope: Scope, receive: Receive, send: Send) -> None:
+    """'/topics/' -> '/topics', as a path (never from the Host header a client sends); the
+    leading slashes are made one, so '//evil.com/' cannot become a link to another site."""
+    target = "/" + path.strip("/")
+    query = scope.get("query_string", b"").decode("latin-1")
+    response = RedirectResponse(target + (f"?{query}" if query else ""), status_code=301)
+    response.raw_headers += _HEADERS
+    await response(scope, receive, send)
 
 
 def _format(request: Request) -> str:
@@ -164,6 +182,9 @@ class Web:
         """An endpoint: build the page dict, answer in the asked format; errors become pages."""
 
         async def endpoint(request: Request) -> Response:
+            page_number = request.query_params.get("page")
+            if page_number and not _PAGE_NUMBER.match(page_number):
+                return self.error(request, 404, f"There is no page {page_number[:20]!r}.")
             key = (_format(request), request.url.path, request.url.query)
             if cache and self.cache.max_bytes:
                 self.cache.validate(self.site.store.data_version())
@@ -196,12 +217,16 @@ class Web:
                          403)
         pid = request.path_params["pid"]
         reason = "flagged by admin"
-        try:
-            body = await request.body()
-            if body:
-                reason = str(json.loads(body).get("reason") or reason)[:500]
-        except (ValueError, AttributeError):
-            return _json({"error": "the body must be JSON like {\"reason\": \"...\"}"}, 400)
+        body = await request.body()  # bounded by RequestLimits
+        if body:
+            try:
+                data = jsontext.loads(body, 4)
+                given = data.get("reason") if isinstance(data, dict) else None
+            except ValueError:
+                given = data = None
+            if not isinstance(data, dict) or not isinstance(given, str | None):
+                return _json({"error": "the body must be JSON like {\"reason\": \"...\"}"}, 400)
+            reason = xml_safe(given or reason)[:500]
         done = self.site.store.summaries.flag_summary(pid, reason)
         self.cache.clear()  # our own commit does not move data_version on this connection
         if not done:
@@ -238,7 +263,9 @@ class Web:
                     *[(urls.section(s), None) for s, _ in db.sitemap_slice("sections", 10_000, 0)],
                     *[(urls.topic(s), None) for s, _ in db.sitemap_slice("topics", 100_000, 0)]]
         kind, _, number = name.rpartition("-")
-        if kind not in ("papers", "authors") or not number.isdigit() or int(number) < 1:
+        if kind not in ("papers", "authors") or not _PAGE_NUMBER.match(number) or int(number) < 1:
+            return None
+        if int(number) > max(1, -(-db.sitemap_counts()[kind] // SITEMAP_CHUNK)):
             return None
         rows = db.sitemap_slice(kind, SITEMAP_CHUNK, (int(number) - 1) * SITEMAP_CHUNK)
         build = urls.paper if kind == "papers" else urls.author
@@ -246,8 +273,14 @@ class Web:
 
     @staticmethod
     def _xml(body: str) -> Response:
-        return Response('<?xml version="1.0" encoding="UTF-8"?>\n' + body,
+        return Response('<?xml version="1.0" encoding="UTF-8"?>\n' + xml_safe(body),
                         media_type="application/xml")
+
+    def latest_day(self, request: Request) -> Response:
+        day = self.site.store.pages.latest_day()
+        if not day:
+            return self.error(request, 404, "No papers have been announced yet.")
+        return RedirectResponse(urls.daily(day))
 
     async def not_found(self, request: Request, exc: Exception) -> Response:
         return self.error(request, 404, f"There is nothing at {request.url.path}.")
@@ -267,8 +300,7 @@ def create_app(settings: Settings) -> Starlette:
 
     routes = [
         Route(urls.FRONT, page(lambda r: views.front(site))),
-        Route(urls.DAILY, lambda r: RedirectResponse(
-            urls.daily(site.store.pages.latest_day() or ""))),
+        Route(urls.DAILY, web.latest_day),
         Route(urls.ROUTES["daily"],
               page(lambda r: views.daily(site, r.path_params["day"], q(r)))),
         Route(urls.TOPICS, page(lambda r: views.topics_index(site))),
@@ -295,6 +327,11 @@ def create_app(settings: Settings) -> Starlette:
     ]
     app = Starlette(routes=routes, exception_handlers={404: web.not_found,
                                                        500: web.server_error})
+    # Starlette's own slash redirects are built from the Host header: SiteMiddleware makes
+    # them as paths instead.
+    app.router.redirect_slashes = False
+    app.add_middleware(RequestLimits, max_bytes=max(0, int(settings.web_max_body_kb)) << 10,
+                       timeout=max(0.1, float(settings.web_header_timeout)))
     app.add_middleware(SiteMiddleware)
     app.state.site = site
     return app

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
 from papersift.clock import utc_now
 
 ATOM = "http://www.w3.org/2005/Atom"
+# What XML 1.0 cannot hold at all, escaped or not: C0 controls but tab, newline and carriage
+# return, lone surrogates, U+FFFE and U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """The text without the characters XML forbids: the last guard of every XML output
+    (ingest already removes them, but a store may predate that)."""
+    return _NOT_XML.sub("", text) if _NOT_XML.search(text) else text
 
 
 def _stamp(day: str | None) -> str:
@@ -15,9 +25,9 @@ def _stamp(day: str | None) -> str:
 
 
 def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-    element = ET.SubElement(parent, tag, attrs)
+    element = ET.SubElement(parent, tag, {k: xml_safe(str(v)) for k, v in attrs.items()})
     if text is not None:
-        element.text = text
+        element.text = xml_safe(str(text))
     return element
 
 

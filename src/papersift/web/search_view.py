@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import html
+import json
 import logging
 import re
 from typing import Any
 
 from papersift.errors import UsageError
-from papersift.search import QueryError, search
+from papersift.search import QueryError, onnx_export, search
+from papersift.settings import Settings
 from papersift.web import urls
 from papersift.web.categories import category_label
 from papersift.web.views import Site, category_sizes, item, parse_page, topics_overview
@@ -42,6 +44,33 @@ def segments(snippet: str | None) -> list[dict[str, Any]]:
     return out
 
 
+_READY: set[str] = set()
+NOT_READY = ("Semantic search is not ready yet (its model is prepared when the server starts "
+             "or `papersift update` runs): these are keyword results.")
+
+
+def model_ready(settings: Settings) -> bool:
+    """Whether semantic search can run without exporting its model first.
+
+    An export takes ~17 s and over 1 GB: it happens at `serve` start or in `update`, never
+    inside a request. Checked on the manifest the export writes last.
+    """
+    if settings.embedder != "local":
+        return True
+    folder = settings.paths.exported_model(onnx_export.MODEL_NAME)
+    if str(folder) in _READY:
+        return True
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    ready = isinstance(manifest, dict) and \
+        manifest.get("export_version") == onnx_export.EXPORT_VERSION
+    if ready:
+        _READY.add(str(folder))
+    return ready
+
+
 def _date_filter(value: str, name: str) -> str | None:
     value = value.strip()
     if not value:
@@ -67,6 +96,31 @@ def _stage_search(site: Site, q: str, mode: str, limit: int, offset: int,
     return found.total, hits, list(found.notes), found.has_more, message
 
 
+def _answer(site: Site, q: str, mode: str, page: int, raw_filters: dict[str, str]
+            ) -> tuple[int, list[tuple[str, float, str]], list[str], bool]:
+    """(total, hits, notes, has_more) of a query; BadQuery with what the reader should fix."""
+    if len(q) > MAX_QUERY:
+        raise BadQuery(f"That query is {len(q)} characters long; keep it under {MAX_QUERY}.")
+    if mode not in MODES:
+        raise BadQuery(f"Unknown search mode “{mode}”; use one of {', '.join(MODES)}.")
+    filters = {"category": raw_filters["category"] or None,
+               "topic": raw_filters["topic"] or None,
+               "since": _date_filter(raw_filters["since"], "from"),
+               "until": _date_filter(raw_filters["until"], "until")}
+    ready = mode == "keyword" or model_ready(site.settings)
+    size = site.page_size
+    total, hits, notes, more, message = _stage_search(
+        site, q, mode if ready else "keyword", size, (page - 1) * size, filters)
+    if message and not hits:
+        # "No papers match", "type some words": the whole answer, shown as the message.
+        raise BadQuery(message)
+    if message:
+        notes.insert(0, message)
+    if not ready:
+        notes.insert(0, NOT_READY)
+    return total, hits, notes, more
+
+
 def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     q = (params.get("q") or "").strip()
     mode = (params.get("mode") or "hybrid").strip() or "hybrid"
@@ -87,23 +141,8 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     }
     if not q:
         return data
-    size = site.page_size
     try:
-        if len(q) > MAX_QUERY:
-            raise BadQuery(f"That query is {len(q)} characters long; keep it under {MAX_QUERY}.")
-        if mode not in MODES:
-            raise BadQuery(f"Unknown search mode “{mode}”; use one of {', '.join(MODES)}.")
-        filters = {"category": raw_filters["category"] or None,
-                   "topic": raw_filters["topic"] or None,
-                   "since": _date_filter(raw_filters["since"], "from"),
-                   "until": _date_filter(raw_filters["until"], "until")}
-        total, hits, notes, more, message = _stage_search(
-            site, q, mode, size, (page - 1) * size, filters)
-        if message and not hits:
-            # "No papers match", "type some words": the whole answer, shown as the message.
-            raise BadQuery(message)
-        if message:
-            notes.insert(0, message)
+        total, hits, notes, more = _answer(site, q, mode, page, raw_filters)
     except BadQuery as exc:
         data["message"] = str(exc)
         return data
