@@ -7,10 +7,18 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from papersift.errors import UsageError
-from papersift.store.contracts import SearchFilters, Term
+from papersift.store.contracts import KeywordQuery, SearchFilters, SearchStore, Term
 
 MAX_QUERY_CHARS = 1000  # longer input is cut (with a note): a query, not a document
-MAX_TERMS = 32          # more terms only slow the OR query down without changing the ranking much
+MAX_TERMS = 32          # operands of a query written with operators, phrases or prefixes
+MAX_WORDS = 64          # distinct meaningful words a plain query is ranked on
+MAX_WEIGHT = 3          # a word repeated more often than this counts this many times
+# The work of a keyword query is the postings (paper, term) FTS5 reads for it, as the index's
+# document counts tell before it runs; bm25 scores every paper it reaches, at about 1 µs each.
+POSTINGS_BUDGET = 8000  # plain words: past this the most common ones are left out of the ranking
+WORK_CAP = 40_000       # any query: past this only the newest papers are searched
+MIN_PREFIX = 3          # letters a prefix* needs; shorter ones are searched as the word itself
+MAX_EXPANSIONS = 200    # words a prefix* may stand for; one that stands for more is the word itself
 
 # Words that carry no meaning in a search: dropped from the FTS side (the semantic side keeps them).
 STOPWORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "may", "might", "more", "most", "no", "not", "of", "on", "or", "our", "over", "such", "than", "that", "the", "their", "then", "there", "these", "they", "this", "those", "through", "to", "under", "up", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "why", "will", "with", "within", "without", "would", "you", "your", "using", "use", "used", "based", "between", "both", "each", "other", "also", "only", "very", "via", "new", "show", "shows"])
@@ -69,7 +77,10 @@ def parse_query(raw: str) -> ParsedQuery:
     text = _FILTER.sub(lambda m: _take_filter(m, filters, notes), text)
     items = _items(text, notes)
     terms = [i for i in items if isinstance(i, Term)]
-    if len(terms) > MAX_TERMS:
+    written = any(isinstance(i, str) for i in items) or any(t.phrase or t.prefix for t in terms)
+    # A query of plain words is ranked on its distinct meaningful words (capped by the plan);
+    # one with operators, phrases or prefixes is run as written, so its length is capped here.
+    if written and len(terms) > MAX_TERMS:
         kept, count = [], 0
         for item in items:
             if isinstance(item, Term):
@@ -166,3 +177,161 @@ def _fix_operators(items: list[Term | str], notes: list[str]) -> list[Term | str
     if dropped:
         notes.append("an operator without a word on each side was ignored")
     return fixed
+
+
+# ---------------------------------------------------------------- the keyword side's plan
+
+@dataclass
+class KeywordPlan:
+    """What the keyword side runs, the stems it highlights, and the postings it may read."""
+
+    query: KeywordQuery | None
+    stems: list[str] = field(default_factory=list)
+    work: int = 0
+    relaxed: KeywordQuery | None = None  # run when `query` (implicit ANDs only) matches nothing
+
+
+def plan_keywords(search: SearchStore, parsed: ParsedQuery, rank: bool = True) -> KeywordPlan:
+    """The keyword query for a parsed query, its work capped at WORK_CAP postings.
+
+    Plain words are ranked (OR) on the meaningful ones, each counted as often as the query
+    repeats it; a query with operators, phrases or prefixes is run as written. With `rank`
+    False (semantic search) only the stems to highlight are found."""
+    if not parsed.terms:
+        return KeywordPlan(None)
+    if not rank:
+        words = list(dict.fromkeys(t.text.lower() for t in parsed.terms
+                                   if t.text.lower() not in STOPWORDS))
+        return KeywordPlan(None, [tok for toks in search.index_tokens(words) for tok in toks])
+    if parsed.explicit:
+        return _as_written(search, parsed)
+    return _ranked_words(search, parsed.terms, parsed.notes)
+
+
+def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str]) -> KeywordPlan:
+    """OR of the distinct meaningful words (stop words out), weighted by their repeats; the
+    most common are left out past POSTINGS_BUDGET (they move the ranking least: low idf)."""
+    content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
+    words = list(dict.fromkeys(t.text.lower() for t in content))
+    tokens = dict(zip(words, search.index_tokens(words), strict=True))
+    groups: dict[tuple[str, ...], list[Term]] = {}  # one per stem: "model" and "models" alike
+    for term in content:
+        key = tuple(tokens[term.text.lower()])
+        if key:
+            groups.setdefault(key, []).append(term)
+    counts = search.term_doc_counts(sorted({tok for key in groups for tok in key}))
+    costed = sorted(((max(counts.get(tok, 0) for tok in key), key) for key in groups),
+                    key=lambda ck: ck[0])
+    kept: list[Term] = []
+    spent = 0
+    for docs, key in costed:
+        weight = min(len(groups[key]), MAX_WEIGHT)
+        if kept and (spent + docs * weight > POSTINGS_BUDGET or len(kept) >= MAX_WORDS):
+            break
+        first = groups[key][0]
+        kept.append(Term(first.text, weight=weight))
+        spent += docs * weight
+    if len(costed) > MAX_WORDS and len(kept) == MAX_WORDS:
+        notes.append(f"only the {MAX_WORDS} rarest words of the query were used for keywords")
+    if not kept:
+        return KeywordPlan(None)
+    query = KeywordQuery(kept, "OR")
+    stems = [tok for key in groups for tok in key]
+    return KeywordPlan(query, stems, spent) if spent <= WORK_CAP else _windowed(
+        KeywordPlan(query, stems, spent), notes)
+
+
+def _as_written(search: SearchStore, parsed: ParsedQuery) -> KeywordPlan:
+    """The operands and operators as the reader wrote them, joined by AND where none is
+    written; stop words joined that way are left out, and a prefix that is too short or
+    stands for too many words is searched as the word itself (with a note)."""
+    notes = parsed.notes
+    items = _without_joined_stopwords(parsed.items)
+    terms = [i for i in items if isinstance(i, Term)]
+    words = list(dict.fromkeys(t.text.lower() for t in terms))
+    tokens = dict(zip(words, search.index_tokens(words), strict=True))
+    costs: dict[int, int] = {}
+    counts = search.term_doc_counts(sorted({tok for toks in tokens.values() for tok in toks}))
+    for position, item in enumerate(items):
+        if not isinstance(item, Term):
+            continue
+        toks = tokens[item.text.lower()]
+        if item.prefix:
+            cost = _prefix_cost(search, item, toks, notes)
+            if cost is None:
+                items[position] = item = Term(item.text)
+            else:
+                costs[position] = cost
+                continue
+        # A phrase reads every word's postings (and their positions).
+        costs[position] = sum(counts.get(tok, 0) for tok in toks)
+    work = _work(items, costs)
+    query = KeywordQuery(items, "AND")
+    relaxed = None
+    if not any(isinstance(i, str) for i in items) and len(costs) > 1:
+        relaxed = KeywordQuery(list(items), "OR")
+        work += sum(costs.values())  # it runs after the AND, when that matched nothing
+    stems = [tok for toks in tokens.values() for tok in toks]
+    plan = KeywordPlan(query, stems, work, relaxed)
+    return plan if work <= WORK_CAP else _windowed(plan, notes)
+
+
+def _without_joined_stopwords(items: list[Term | str]) -> list[Term | str]:
+    """Drops plain stop words that no written operator touches ("graph of" -> "graph")."""
+    kept = []
+    for position, item in enumerate(items):
+        touched = any(isinstance(items[j], str) for j in (position - 1, position + 1)
+                      if 0 <= j < len(items))
+        if (isinstance(item, Term) and not item.phrase and not item.prefix and not touched
+                and item.text.lower() in STOPWORDS):
+            continue
+        kept.append(item)
+    return kept if any(isinstance(i, Term) for i in kept) else list(items)
+
+
+def _prefix_cost(search: SearchStore, term: Term, tokens: list[str], notes: list[str]
+                 ) -> int | None:
+    """Postings of every word the prefix stands for; None if it must be the word itself."""
+    prefix = tokens[0] if len(tokens) == 1 else ""
+    if len(prefix) < MIN_PREFIX:
+        notes.append(f"{term.text}* was searched as the word {term.text}: a prefix needs at"
+                     f" least {MIN_PREFIX} letters")
+        return None
+    expansions = search.prefix_terms(prefix, MAX_EXPANSIONS + 1)
+    if len(expansions) > MAX_EXPANSIONS:
+        notes.append(f"{term.text}* was searched as the word {term.text}: it begins more than"
+                     f" {MAX_EXPANSIONS} different words")
+        return None
+    return sum(expansions.values())
+
+
+def _work(items: list[Term | str], costs: dict[int, int]) -> int:
+    """Postings a written query reads. OR reads every branch. FTS5 walks a chain of ANDs from
+    its rarest operand and seeks the others to that one's papers, so a chain costs about its
+    length times its rarest operand (never more than all of them); a NOT operand is sought
+    the same way from the papers the chain walks."""
+    work = 0
+    positive: list[int] = []
+    negative: list[int] = []
+    for position, item in enumerate([*items, "OR"]):
+        if item == "OR":
+            if positive:
+                walked = min(positive)
+                work += min(sum(positive), len(positive) * walked)
+                work += sum(min(cost, walked) for cost in negative)
+            positive, negative = [], []
+        elif isinstance(item, Term):
+            cost = costs.get(position, 0) * max(1, item.weight)
+            (negative if position and items[position - 1] == "NOT" else positive).append(cost)
+    return work
+
+
+def _windowed(plan: KeywordPlan, notes: list[str]) -> KeywordPlan:
+    """Searches only the newest papers, as many as keep the work within WORK_CAP."""
+    share = WORK_CAP / plan.work
+    for query in (plan.query, plan.relaxed):
+        if query is not None:
+            query.newest_share = share
+    notes.append(f"the keyword query matches too many papers to rank them all: only the newest"
+                 f" {share * 100:.2g}% of the papers were searched by keyword (rarer words search all)")
+    return KeywordPlan(plan.query, plan.stems, WORK_CAP, plan.relaxed)

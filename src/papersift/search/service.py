@@ -14,16 +14,19 @@ from papersift.search.ann import VectorIndex, dot, load_index, update_index
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
-from papersift.search.keyword import STOPWORDS, ParsedQuery, QueryError, parse_query
+from papersift.search.keyword import (
+    KeywordPlan,
+    ParsedQuery,
+    QueryError,
+    parse_query,
+    plan_keywords,
+)
 from papersift.settings import Settings
-from papersift.store import KeywordQuery, SearchFilters, Store, StoreQueryError, Term
+from papersift.store import SearchFilters, Store, StoreQueryError
 
 MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
 MAX_OFFSET = 1000
-# Past this many matching documents per query (summed over its words) an OR query's bm25 costs
-# more than the ranking gains: the most common words are dropped from the keyword side.
-POSTINGS_BUDGET = 8000
 SNIPPET_WORDS = 40
 KEYWORD_SCORED = 1000
 _SPACE = re.compile(r"\s+")
@@ -71,7 +74,7 @@ class SearchResults:
 class _Plan:
     parsed: ParsedQuery
     filters: SearchFilters
-    keywords: KeywordQuery | None  # what the keyword side ranks by, None if it has nothing
+    keywords: KeywordPlan          # what the keyword side runs (its query None if nothing)
     highlighter: Highlighter       # marks the words that match the query's terms
 
 
@@ -135,39 +138,23 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    terms = parsed.terms
-    content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
-    content = list({t.text.lower(): t for t in content}.values())
-    tokens = store.search.index_tokens([t.text for t in content]) if content else []
-    keywords = None
-    if terms and keyword_side:
-        if parsed.explicit:
-            keywords = KeywordQuery(parsed.items, "AND")
-        else:
-            keywords = _pruned_or(store, content, tokens)
-    stems = [tok for toks in tokens for tok in toks]
-    return _Plan(parsed, filters, keywords, Highlighter(stems))
+    keywords = plan_keywords(store.search, parsed, rank=keyword_side)
+    return _Plan(parsed, filters, keywords, Highlighter(keywords.stems))
 
 
-def _pruned_or(store: Store, content: list[Term], tokens: list[list[str]]
-               ) -> KeywordQuery | None:
-    """OR of the meaningful words; on a large corpus the most common ones are dropped so the
-    bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
-    counts = store.search.term_doc_counts(sorted({tok for toks in tokens for tok in toks}))
-    costed = sorted(
-        ((max((counts.get(tok, 0) for tok in toks), default=0), t)
-         for t, toks in zip(content, tokens, strict=True) if toks),
-        key=lambda ct: ct[0])
-    if not costed:
-        return None
-    kept: list[Term | str] = []
-    spent = 0
-    for cost, term in costed:
-        if kept and spent + cost > POSTINGS_BUDGET:
-            break
-        kept.append(term)
-        spent += cost
-    return KeywordQuery(kept, "OR")
+def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, float],
+                     limit: int, results: SearchResults) -> list[tuple[int, float]]:
+    """The keyword side's best `limit`; a query of implicit ANDs that matches nothing is
+    ranked again on any of its words."""
+    keywords = plan.keywords
+    if keywords.query is None:
+        return []
+    scored = store.search.keyword_search(keywords.query, weights, plan.filters, limit)
+    if not scored and keywords.relaxed is not None:
+        scored = store.search.keyword_search(keywords.relaxed, weights, plan.filters, limit)
+        if scored:
+            results.notes.append("no paper has all of these words: papers with any of them")
+    return scored
 
 
 def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
@@ -186,15 +173,15 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
 
     kw_ranked: list[tuple[int, float]] = []
     kw_all: dict[int, float] = {}
-    if mode in ("keyword", "hybrid") and plan.keywords:
+    if mode in ("keyword", "hybrid") and plan.keywords.query:
         # FTS5 scores every match anyway; taking the best KEYWORD_SCORED instead of `pool` costs
         # little and gives the fusion the bm25 of semantic candidates too (below that, ~0).
-        scored = store.search.keyword_search(
-            plan.keywords, fusion.bm25_weights, filters,
-            max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool)
+        scored = _keyword_ranking(store, plan, fusion.bm25_weights,
+                                  max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool,
+                                  results)
         kw_ranked, kw_all = scored[:pool], dict(scored)
     if mode == "keyword":
-        if not plan.keywords:
+        if not plan.keywords.query:
             results.message = "no words to search for by keyword"
         return kw_ranked, dict(kw_ranked), {}
 
