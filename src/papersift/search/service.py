@@ -13,7 +13,13 @@ import numpy as np
 from papersift.search.ann import VectorIndex, dot, load_index, update_index
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
-from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
+from papersift.search.hybrid import (
+    DEFAULT_FUSION,
+    FusionParams,
+    feedback_vector,
+    rrf,
+    score_fusion,
+)
 from papersift.search.keyword import (
     KeywordPlan,
     ParsedQuery,
@@ -198,25 +204,51 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
             return [], {}, {}
         results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
         return kw_ranked, dict(kw_ranked), {}
+    allowed = store.search.filtered_pks(filters) if has_filters and semantic_text else None
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        allowed = store.search.filtered_pks(filters) if has_filters else None
         sem_ranked = index.search(query_vector, pool, allowed)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
-    sem_scores = dict(sem_ranked)
     if fusion.method == "rrf":
-        return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), sem_scores
+        return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), dict(sem_ranked)
+    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, pool, allowed)
+
+
+def _hybrid(index: VectorIndex, query_vector: np.ndarray | None,
+            kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
+            sem_ranked: list[tuple[int, float]], fusion: FusionParams, pool: int,
+            allowed: set[int] | None,
+            ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """Score fusion, then once more with the query vector moved toward the fused best."""
+    fused, kw_scores, sem_scores = _fuse(index, query_vector, kw_ranked, kw_all, sem_ranked,
+                                         fusion.keyword_weight)
+    if query_vector is None or not fusion.feedback_docs or not fused:
+        return fused, kw_scores, sem_scores
+    present, vectors = index.vectors([pk for pk, _ in fused[:fusion.feedback_docs]])
+    if not present:
+        return fused, kw_scores, sem_scores
+    best = dict(fused[:fusion.feedback_docs])
+    moved = feedback_vector(query_vector, vectors, [best[pk] for pk in present],
+                            fusion.feedback_weight, fusion.feedback_temperature)
+    sem_ranked = index.search(moved, pool, allowed)
+    return _fuse(index, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
+
+
+def _fuse(index: VectorIndex, query_vector: np.ndarray | None, kw_ranked: list[tuple[int, float]],
+          kw_all: dict[int, float], sem_ranked: list[tuple[int, float]], keyword_weight: float,
+          ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """Score fusion of the union of both sides' candidates, each scored on both sides, so one
+    side's silence is a measured 0, not a gap."""
+    sem_scores = dict(sem_ranked)
     candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
-    # Score every candidate on both sides, so one side's silence is a measured 0, not a gap.
     kw_scores = {pk: kw_all[pk] for pk in candidates if pk in kw_all}
     missing_sem = [pk for pk in candidates if pk not in sem_scores]
     if query_vector is not None and missing_sem:
         present, vectors = index.vectors(missing_sem)
         sem_scores.update(zip(present, dot(vectors, query_vector).tolist(), strict=True))
-    fused = score_fusion(kw_scores, sem_scores, fusion.keyword_weight)
-    return fused, kw_scores, sem_scores
+    return score_fusion(kw_scores, sem_scores, keyword_weight), kw_scores, sem_scores
 
 
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],
