@@ -222,32 +222,41 @@ def _hybrid(index: VectorIndex, query_vector: np.ndarray | None,
             allowed: set[int] | None,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best."""
-    fused, kw_scores, sem_scores = _fuse(index, query_vector, kw_ranked, kw_all, sem_ranked,
+    # The keyword candidates' vectors serve both rounds (read from the index once).
+    present, vectors = index.vectors([pk for pk, _ in kw_ranked])
+    known = dict(zip(present, vectors, strict=True))
+    fused, kw_scores, sem_scores = _fuse(known, query_vector, kw_ranked, kw_all, sem_ranked,
                                          fusion.keyword_weight)
     if query_vector is None or not fusion.feedback_docs or not fused:
         return fused, kw_scores, sem_scores
-    present, vectors = index.vectors([pk for pk, _ in fused[:fusion.feedback_docs]])
-    if not present:
-        return fused, kw_scores, sem_scores
     best = dict(fused[:fusion.feedback_docs])
-    moved = feedback_vector(query_vector, vectors, [best[pk] for pk in present],
-                            fusion.feedback_weight, fusion.feedback_temperature)
+    unknown = [pk for pk in best if pk not in known]
+    if unknown:
+        present, vectors = index.vectors(unknown)
+        known.update(zip(present, vectors, strict=True))
+    top = [pk for pk in best if pk in known]
+    if not top:
+        return fused, kw_scores, sem_scores
+    moved = feedback_vector(query_vector, np.stack([known[pk] for pk in top]),
+                            [best[pk] for pk in top], fusion.feedback_weight,
+                            fusion.feedback_temperature)
     sem_ranked = index.search(moved, pool, allowed)
-    return _fuse(index, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
+    return _fuse(known, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
 
 
-def _fuse(index: VectorIndex, query_vector: np.ndarray | None, kw_ranked: list[tuple[int, float]],
-          kw_all: dict[int, float], sem_ranked: list[tuple[int, float]], keyword_weight: float,
+def _fuse(known: dict[int, np.ndarray], query_vector: np.ndarray | None,
+          kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
+          sem_ranked: list[tuple[int, float]], keyword_weight: float,
           ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion of the union of both sides' candidates, each scored on both sides, so one
-    side's silence is a measured 0, not a gap."""
+    side's silence is a measured 0, not a gap (`known`: the keyword candidates' vectors)."""
     sem_scores = dict(sem_ranked)
     candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
     kw_scores = {pk: kw_all[pk] for pk in candidates if pk in kw_all}
-    missing_sem = [pk for pk in candidates if pk not in sem_scores]
+    missing_sem = [pk for pk in candidates if pk not in sem_scores and pk in known]
     if query_vector is not None and missing_sem:
-        present, vectors = index.vectors(missing_sem)
-        sem_scores.update(zip(present, dot(vectors, query_vector).tolist(), strict=True))
+        matrix = np.stack([known[pk] for pk in missing_sem])
+        sem_scores.update(zip(missing_sem, dot(matrix, query_vector).tolist(), strict=True))
     return score_fusion(kw_scores, sem_scores, keyword_weight), kw_scores, sem_scores
 
 
