@@ -8,8 +8,10 @@ keyword >= stock BM25 - 0.005, hybrid >= plain RRF + 0.01, SciFact hybrid >= 0.7
 
 Usage:
   python benchmarks/bench_search_bm25.py [--workdir DIR] [--collections scifact,cranfield,...]
+      [--ablation]
 With --workdir each corpus is embedded once into DIR/<collection> and reused by later runs
-(relevance does not depend on it); without, temporary stores are used.
+(relevance does not depend on it); without, temporary stores are used. --ablation also runs
+keyword and hybrid with each change of issue 17 undone, one at a time.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import os
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from unittest import mock
 
-from papersift.search import search
+from papersift.search import keyword, search
 from papersift.search.evaluate import CONFIGS, benchmark_store, read_qrels, read_queries, run_config
-from papersift.search.hybrid import rrf
+from papersift.search.hybrid import DEFAULT_FUSION, rrf
 from papersift.search.metrics import ndcg_at_k, recall_at_k
 from papersift.settings import load_settings
 
@@ -67,6 +71,27 @@ def stock_bm25(folder: Path, queries: dict[str, str], stemmer_name: str
     return ranked
 
 
+# Each change of issue 17 undone alone: (name, modes, keyword constants, fusion changes).
+ABLATIONS = [
+    ("repeats count once", ("keyword", "hybrid"), {"MAX_WEIGHT": 1}, {}),
+    ("32 words", ("keyword", "hybrid"), {"MAX_WORDS": 32}, {}),
+    ("alpha 0.5", ("hybrid",), {}, {"keyword_weight": 0.5}),
+    ("no feedback", ("hybrid",), {}, {"feedback_docs": 0}),
+    ("alpha 0.5, no feedback", ("hybrid",), {}, {"keyword_weight": 0.5, "feedback_docs": 0}),
+]
+
+
+def ablations(store, settings, embedder, queries, qrels) -> list[dict]:  # noqa: ANN001
+    rows = []
+    for name, modes, constants, fusion in ABLATIONS:
+        with mock.patch.multiple(keyword, **constants):
+            for mode in modes:
+                result = run_config(store, settings, embedder, queries, qrels,
+                                    f"{mode}, {name}", mode, replace(DEFAULT_FUSION, **fusion))
+                rows.append(result.as_dict())
+    return rows
+
+
 def figures(name: str, ranked: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict:
     judged = [q for q in qrels if q in ranked]
     count = max(1, len(judged))
@@ -76,7 +101,8 @@ def figures(name: str, ranked: dict[str, list[str]], qrels: dict[str, dict[str, 
                                 / count, 4)}
 
 
-def run_collection(name: str, settings, workdir: Path | None, configs: list[str]) -> list[dict]:  # noqa: ANN001
+def run_collection(name: str, settings, workdir: Path | None, configs: list[str],  # noqa: ANN001
+                   ablation: bool = False) -> list[dict]:
     folder, qrels_name = COLLECTIONS[name]
     queries = read_queries(folder / "queries.jsonl")
     qrels = read_qrels(folder / qrels_name)
@@ -95,6 +121,8 @@ def run_collection(name: str, settings, workdir: Path | None, configs: list[str]
             result = run_config(store, bench_settings, embedder, queries, qrels, config,
                                 *CONFIGS[config])
             rows.append(result.as_dict())
+        if ablation:
+            rows += ablations(store, bench_settings, embedder, queries, qrels)
         semantic = {q: [h.paper_id for h in search(store, bench_settings, text, mode="semantic",
                                                    limit=DEPTH, embedder=embedder,
                                                    snippets=False).hits]
@@ -139,6 +167,7 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="keep each embedded corpus here")
     parser.add_argument("--collections", default=",".join(COLLECTIONS))
     parser.add_argument("--configs", default=",".join(CONFIGS))
+    parser.add_argument("--ablation", action="store_true", help="undo each change alone")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     names = [n.strip() for n in args.collections.split(",") if n.strip()]
@@ -149,7 +178,7 @@ def main() -> None:
     settings = load_settings()
     all_rows, checks = [], []
     for name in names:
-        rows = run_collection(name, settings, args.workdir, configs)
+        rows = run_collection(name, settings, args.workdir, configs, args.ablation)
         all_rows += rows
         checks += verdicts(name, rows)
     print(table(all_rows))
