@@ -104,8 +104,9 @@ def hostile_queries(n: int) -> list[str]:
     rng = random.Random(19)
     letters = "abcdefghilmnoprstuvw"
     two = [a + b for a in letters for b in "aeiou"]
-    common = ["model", "learn", "data", "method", "result", "propos", "perform", "train",
-              "languag", "task", "network", "system", "approach", "evalu", "framework"]
+    common = ["model", "learning", "data", "method", "results", "proposed", "performance",
+              "training", "language", "task", "network", "system", "approach", "evaluation",
+              "framework"]
     shapes = [
         lambda: " OR ".join(p + "*" for p in rng.sample(two, 32)),
         lambda: " OR ".join(p + "*" for p in rng.sample([w[:3] for w in common] + ["con", "pro",
@@ -116,6 +117,8 @@ def hostile_queries(n: int) -> list[str]:
         lambda: " ".join(rng.sample(common, 12)),
         lambda: f'"{rng.choice(common)} {rng.choice(common)}" ' + " ".join(rng.sample(common, 6)),
         lambda: " NOT ".join(rng.sample(common, 2)),
+        lambda: " AND ".join(["the", "and", "of", "a", "to", "in", "we", "for", "that", "on",
+                              "with", "is", "by", "as", "from", "our"]),
     ]
     return [shapes[i % len(shapes)]() for i in range(n)]
 
