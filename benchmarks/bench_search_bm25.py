@@ -23,6 +23,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from unittest import mock
@@ -84,7 +85,7 @@ ABLATIONS = [
 def ablations(store, settings, embedder, queries, qrels) -> list[dict]:  # noqa: ANN001
     rows = []
     for name, modes, constants, fusion in ABLATIONS:
-        with mock.patch.multiple(keyword, **constants):
+        with mock.patch.multiple(keyword, **constants) if constants else nullcontext():
             for mode in modes:
                 result = run_config(store, settings, embedder, queries, qrels,
                                     f"{mode}, {name}", mode, replace(DEFAULT_FUSION, **fusion))
