@@ -152,6 +152,24 @@ def test_keyword_search_and_filters(backend: Store) -> None:
     assert search.pk_of("2601.99999") is None
 
 
+def test_prefix_terms_weights_and_the_newest_window(backend: Store) -> None:
+    search = backend.search
+    assert search.prefix_terms("graph", 10) == {"graph": 3}
+    assert set(search.prefix_terms("mo", 10)) == {"model", "molecul"}
+    assert len(search.prefix_terms("m", 1)) == 1 and search.prefix_terms("zzz", 10) == {}
+    pk_of = {search.pk_of(p.id): p.id for p in PAPERS}
+    one = dict(search.keyword_search(KeywordQuery([Term("graph"), Term("molecul")]), (1, 1, 1)))
+    two = dict(search.keyword_search(
+        KeywordQuery([Term("graph"), Term("molecul", weight=2)]), (1, 1, 1)))
+    assert set(one) == set(two)  # a weight changes the score, not what matches
+    first = search.pk_of("2601.00001")
+    assert two[first] > one[first]
+    graphs = KeywordQuery([Term("graph")], newest_share=0.5)  # pks 1-4 and the duplicate, 5
+    assert [pk_of[pk] for pk, _ in search.keyword_search(graphs, (1, 1, 1))] == ["2601.00003"]
+    graphs.newest_share = 1.0
+    assert len(search.keyword_search(graphs, (1, 1, 1), SearchFilters(categories=["cs"]))) == 2
+
+
 def test_a_query_the_index_rejects_is_a_store_query_error(backend: Store) -> None:
     with pytest.raises(StoreQueryError):
         backend.search.keyword_search(KeywordQuery([Term("graph"), "NEAR/x"]), (1, 1, 1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import json
@@ -103,27 +104,34 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 @contextmanager
 def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None = None,
-                    on_progress: OnProgress = no_progress,
+                    on_progress: OnProgress = no_progress, keep_in: Path | None = None,
                     ) -> Iterator[tuple[Store, Settings, Embedder]]:
     """A temporary data dir holding the corpus, embedded and indexed; deleted afterwards.
 
-    The embedding model comes from the user's data dir (a cache), the papers never go there."""
+    The embedding model comes from the user's data dir (a cache), the papers never go there.
+    With `keep_in` the data dir is that folder instead and survives: a later run finds the
+    corpus there already embedded (benchmarks that run many configurations reuse it)."""
     embedder = embedder or default_embedder(settings)
-    with tempfile.TemporaryDirectory(prefix="papersift-eval-") as folder:
+    with contextlib.ExitStack() as stack:
+        folder = str(keep_in) if keep_in else stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="papersift-eval-"))
         temp_settings = settings.replace(data_dir=folder)
         store = open_store(temp_settings)
-        try:
-            batch: list[PaperRecord] = []
-            for record in read_corpus(corpus):
-                batch.append(record)
-                if len(batch) >= 2000:
-                    add_records(store, batch)
-                    batch = []
+        stack.callback(store.close)
+        if store.papers.count_papers(include_duplicates=True) == 0:
+            _load_corpus(store, corpus)
+        Embed(embedder).run(store, temp_settings, on_progress)
+        yield store, temp_settings, embedder
+
+
+def _load_corpus(store: Store, corpus: Path) -> None:
+    batch: list[PaperRecord] = []
+    for record in read_corpus(corpus):
+        batch.append(record)
+        if len(batch) >= 2000:
             add_records(store, batch)
-            Embed(embedder).run(store, temp_settings, on_progress)
-            yield store, temp_settings, embedder
-        finally:
-            store.close()
+            batch = []
+    add_records(store, batch)
 
 
 def run_config(store: Store, settings: Settings, embedder: Embedder, queries: dict[str, str],

@@ -5,14 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class FusionParams:
-    """Tuned on the SciFact training judgments (see benchmarks/bench_search.py and docs)."""
+    """Chosen on SciFact's training judgments and the ir/ collections together (see
+    benchmarks/bench_search_bm25.py and docs/benchmark-log.md, issue 17)."""
 
     method: str = "score"         # "score": normalized score fusion; "rrf": plain RRF (k=60)
-    keyword_weight: float = 0.5   # alpha: share of the normalized bm25 in the final score
+    keyword_weight: float = 0.4   # alpha: share of the normalized bm25 in the final score
     pool: int = 100               # candidates taken from each side
+    # Feedback: the query vector moves toward the best fused papers, then the fusion runs again.
+    feedback_docs: int = 5        # 0 turns feedback off
+    feedback_weight: float = 0.5  # beta: how far the query vector moves
+    feedback_temperature: float = 0.1  # on fused scores (0..1): lower trusts the first more
     title_weight: float = 2.0     # bm25 field weights: title > abstract > authors
     abstract_weight: float = 1.0
     authors_weight: float = 0.5
@@ -58,3 +65,20 @@ def score_fusion(keyword: Mapping[int, float], semantic: Mapping[int, float],
         fused.append((item, keyword_weight * max(kw, 0.0) + (1.0 - keyword_weight) * sem))
     fused.sort(key=lambda kv: (-kv[1], kv[0]))
     return fused
+
+
+def feedback_vector(query: np.ndarray, vectors: np.ndarray, fused: Sequence[float],
+                    weight: float, temperature: float) -> np.ndarray:
+    """Rocchio pseudo-relevance feedback on the query's embedding: query + weight x the mean of
+    the best fused papers' vectors, each weighted by exp((score - best) / temperature), so a
+    paper far below the first counts little; unit length again.
+
+    The best papers of the fusion are ones both sides agree on: moving toward them finds papers
+    like them that neither side ranked high alone (the keyword side's evidence reaches the
+    semantic side)."""
+    scores = np.asarray(fused, dtype=np.float32)
+    shares = np.exp((scores - scores.max()) / max(temperature, 1e-6))
+    centroid = (vectors * shares[:, None]).sum(axis=0) / shares.sum()
+    moved = np.asarray(query, dtype=np.float32) + weight * centroid
+    norm = float(np.linalg.norm(moved))
+    return moved / norm if norm > 0 else np.asarray(query, dtype=np.float32)

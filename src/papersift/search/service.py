@@ -13,17 +13,26 @@ import numpy as np
 from papersift.search.ann import VectorIndex, dot, load_index, update_index
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
-from papersift.search.hybrid import DEFAULT_FUSION, FusionParams, rrf, score_fusion
-from papersift.search.keyword import STOPWORDS, ParsedQuery, QueryError, parse_query
+from papersift.search.hybrid import (
+    DEFAULT_FUSION,
+    FusionParams,
+    feedback_vector,
+    rrf,
+    score_fusion,
+)
+from papersift.search.keyword import (
+    KeywordPlan,
+    ParsedQuery,
+    QueryError,
+    parse_query,
+    plan_keywords,
+)
 from papersift.settings import Settings
-from papersift.store import KeywordQuery, SearchFilters, Store, StoreQueryError, Term
+from papersift.store import SearchFilters, Store, StoreQueryError
 
 MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
 MAX_OFFSET = 1000
-# Past this many matching documents per query (summed over its words) an OR query's bm25 costs
-# more than the ranking gains: the most common words are dropped from the keyword side.
-POSTINGS_BUDGET = 8000
 SNIPPET_WORDS = 40
 KEYWORD_SCORED = 1000
 _SPACE = re.compile(r"\s+")
@@ -71,7 +80,7 @@ class SearchResults:
 class _Plan:
     parsed: ParsedQuery
     filters: SearchFilters
-    keywords: KeywordQuery | None  # what the keyword side ranks by, None if it has nothing
+    keywords: KeywordPlan          # what the keyword side runs (its query None if nothing)
     highlighter: Highlighter       # marks the words that match the query's terms
 
 
@@ -135,39 +144,23 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    terms = parsed.terms
-    content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
-    content = list({t.text.lower(): t for t in content}.values())
-    tokens = store.search.index_tokens([t.text for t in content]) if content else []
-    keywords = None
-    if terms and keyword_side:
-        if parsed.explicit:
-            keywords = KeywordQuery(parsed.items, "AND")
-        else:
-            keywords = _pruned_or(store, content, tokens)
-    stems = [tok for toks in tokens for tok in toks]
-    return _Plan(parsed, filters, keywords, Highlighter(stems))
+    keywords = plan_keywords(store.search, parsed, rank=keyword_side)
+    return _Plan(parsed, filters, keywords, Highlighter(keywords.stems))
 
 
-def _pruned_or(store: Store, content: list[Term], tokens: list[list[str]]
-               ) -> KeywordQuery | None:
-    """OR of the meaningful words; on a large corpus the most common ones are dropped so the
-    bm25 pass stays within POSTINGS_BUDGET documents (they add little to the ranking anyway)."""
-    counts = store.search.term_doc_counts(sorted({tok for toks in tokens for tok in toks}))
-    costed = sorted(
-        ((max((counts.get(tok, 0) for tok in toks), default=0), t)
-         for t, toks in zip(content, tokens, strict=True) if toks),
-        key=lambda ct: ct[0])
-    if not costed:
-        return None
-    kept: list[Term | str] = []
-    spent = 0
-    for cost, term in costed:
-        if kept and spent + cost > POSTINGS_BUDGET:
-            break
-        kept.append(term)
-        spent += cost
-    return KeywordQuery(kept, "OR")
+def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, float],
+                     limit: int, results: SearchResults) -> list[tuple[int, float]]:
+    """The keyword side's best `limit`; a query of implicit ANDs that matches nothing is
+    ranked again on any of its words."""
+    keywords = plan.keywords
+    if keywords.query is None:
+        return []
+    scored = store.search.keyword_search(keywords.query, weights, plan.filters, limit)
+    if not scored and keywords.relaxed is not None:
+        scored = store.search.keyword_search(keywords.relaxed, weights, plan.filters, limit)
+        if scored:
+            results.notes.append("no paper has all of these words: papers with any of them")
+    return scored
 
 
 def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
@@ -186,15 +179,15 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
 
     kw_ranked: list[tuple[int, float]] = []
     kw_all: dict[int, float] = {}
-    if mode in ("keyword", "hybrid") and plan.keywords:
+    if mode in ("keyword", "hybrid") and plan.keywords.query:
         # FTS5 scores every match anyway; taking the best KEYWORD_SCORED instead of `pool` costs
         # little and gives the fusion the bm25 of semantic candidates too (below that, ~0).
-        scored = store.search.keyword_search(
-            plan.keywords, fusion.bm25_weights, filters,
-            max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool)
+        scored = _keyword_ranking(store, plan, fusion.bm25_weights,
+                                  max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool,
+                                  results)
         kw_ranked, kw_all = scored[:pool], dict(scored)
     if mode == "keyword":
-        if not plan.keywords:
+        if not plan.keywords.query:
             results.message = "no words to search for by keyword"
         return kw_ranked, dict(kw_ranked), {}
 
@@ -211,25 +204,60 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
             return [], {}, {}
         results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
         return kw_ranked, dict(kw_ranked), {}
+    allowed = store.search.filtered_pks(filters) if has_filters and semantic_text else None
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        allowed = store.search.filtered_pks(filters) if has_filters else None
         sem_ranked = index.search(query_vector, pool, allowed)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
-    sem_scores = dict(sem_ranked)
     if fusion.method == "rrf":
-        return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), sem_scores
+        return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), dict(sem_ranked)
+    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, pool, allowed)
+
+
+def _hybrid(index: VectorIndex, query_vector: np.ndarray | None,
+            kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
+            sem_ranked: list[tuple[int, float]], fusion: FusionParams, pool: int,
+            allowed: set[int] | None,
+            ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """Score fusion, then once more with the query vector moved toward the fused best."""
+    # The keyword candidates' vectors serve both rounds (read from the index once).
+    present, vectors = index.vectors([pk for pk, _ in kw_ranked])
+    known = dict(zip(present, vectors, strict=True))
+    fused, kw_scores, sem_scores = _fuse(known, query_vector, kw_ranked, kw_all, sem_ranked,
+                                         fusion.keyword_weight)
+    if query_vector is None or not fusion.feedback_docs or not fused:
+        return fused, kw_scores, sem_scores
+    best = dict(fused[:fusion.feedback_docs])
+    unknown = [pk for pk in best if pk not in known]
+    if unknown:
+        present, vectors = index.vectors(unknown)
+        known.update(zip(present, vectors, strict=True))
+    top = [pk for pk in best if pk in known]
+    if not top:
+        return fused, kw_scores, sem_scores
+    moved = feedback_vector(query_vector, np.stack([known[pk] for pk in top]),
+                            [best[pk] for pk in top], fusion.feedback_weight,
+                            fusion.feedback_temperature)
+    sem_ranked = index.search(moved, pool, allowed)
+    return _fuse(known, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
+
+
+def _fuse(known: dict[int, np.ndarray], query_vector: np.ndarray | None,
+          kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
+          sem_ranked: list[tuple[int, float]], keyword_weight: float,
+          ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """Score fusion of the union of both sides' candidates, each scored on both sides, so one
+    side's silence is a measured 0, not a gap (`known`: the keyword candidates' vectors)."""
+    sem_scores = dict(sem_ranked)
     candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
-    # Score every candidate on both sides, so one side's silence is a measured 0, not a gap.
     kw_scores = {pk: kw_all[pk] for pk in candidates if pk in kw_all}
-    missing_sem = [pk for pk in candidates if pk not in sem_scores]
+    missing_sem = [pk for pk in candidates if pk not in sem_scores and pk in known]
     if query_vector is not None and missing_sem:
-        present, vectors = index.vectors(missing_sem)
-        sem_scores.update(zip(present, dot(vectors, query_vector).tolist(), strict=True))
-    fused = score_fusion(kw_scores, sem_scores, fusion.keyword_weight)
-    return fused, kw_scores, sem_scores
+        matrix = np.stack([known[pk] for pk in missing_sem])
+        sem_scores.update(zip(missing_sem, dot(matrix, query_vector).tolist(), strict=True))
+    return score_fusion(kw_scores, sem_scores, keyword_weight), kw_scores, sem_scores
 
 
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],

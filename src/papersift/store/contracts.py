@@ -62,11 +62,13 @@ class SearchFilters:
 
 @dataclass
 class Term:
-    """One operand of a keyword query: a word, a prefix word, or a phrase."""
+    """One operand of a keyword query: a word, a prefix word, or a phrase. `weight` is how many
+    times it counts in the ranking (a word a long question repeats is what it is about)."""
 
     text: str
     phrase: bool = False
     prefix: bool = False
+    weight: int = 1
 
 
 @dataclass
@@ -80,6 +82,9 @@ class KeywordQuery:
 
     items: list[Term | str] = field(default_factory=list)
     default_operator: str = "OR"
+    # Below 1, only this share of the papers is searched, the most recently added: how the
+    # search layer caps the work of a query that matches too much to rank in full.
+    newest_share: float = 1.0
 
     @property
     def terms(self) -> list[Term]:
@@ -154,6 +159,12 @@ class SearchStore(Protocol):
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
         """How many indexed papers (duplicates too) hold each (already tokenized) term: what
         a query on it costs. May be slightly stale."""
+        ...
+
+    def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
+        """The indexed terms that start with this (already tokenized) prefix, each with its
+        number of papers (as term_doc_counts): at most `limit` of them, so that a caller can
+        learn that a prefix expands too far without reading all of it."""
         ...
 
     def keyword_search(self, query: KeywordQuery, weights: Sequence[float],

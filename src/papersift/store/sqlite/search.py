@@ -25,7 +25,10 @@ def fts_term(term: Term) -> str:
 
 
 def fts_expression(query: KeywordQuery) -> str:
-    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere."""
+    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere.
+
+    A term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
+    so it counts w times, and the OR matches what the term alone matches."""
     parts: list[str] = []
     previous_was_term = False
     for item in query.items:
@@ -35,7 +38,9 @@ def fts_expression(query: KeywordQuery) -> str:
             continue
         if previous_was_term:
             parts.append(query.default_operator)
-        parts.append(fts_term(item))
+        weight = max(1, int(item.weight))
+        written = " OR ".join([fts_term(item)] * weight)
+        parts.append(written if weight == 1 else f"({written})")
         previous_was_term = True
     return " ".join(parts)
 
@@ -100,6 +105,20 @@ class Search(Concern):
                 cached = cache[term] = (int(row[0]) if row else 0, generation)
             counts[term] = cached[0]
         return counts
+
+    def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
+        """Terms in [prefix, prefix + U+10FFFF): fts5vocab walks the index in term order from
+        the first, and LIMIT stops it, so the cost is that of `limit` terms at most."""
+        if not prefix or limit < 1:
+            return {}
+        with _TOKENIZE_LOCK:
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
+                " USING fts5vocab(main, papers_fts, row)")
+        rows = self.conn.execute(
+            "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
+            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))).fetchall()
+        return {str(term): int(doc) for term, doc in rows}
 
     def _fts_size(self) -> int:
         """Papers in the FTS index (including duplicates), cheaply."""
@@ -166,24 +185,35 @@ class Search(Concern):
         if authors:
             match = f"({match}) AND {authors}" if match else authors
         w_title, w_abstract, w_authors = (float(w) for w in weights)
+        # FTS5 seeks its posting lists to the first rowid asked for: a window of the newest
+        # rows reads only their share of each list.
+        first = self._newest_from(query.newest_share)
         if filters is None or filters == SearchFilters(authors=filters.authors):
             # No join (authors are in the match): joining papers reads every matching row
             # (abstract and all) from disk.
             sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
-                   " WHERE papers_fts MATCH ? AND rowid NOT IN"
+                   " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
                    " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
                    " ORDER BY score DESC LIMIT ?")
-            params: list[Any] = [w_title, w_abstract, w_authors, match, int(limit)]
+            params: list[Any] = [w_title, w_abstract, w_authors, match, first, int(limit)]
         else:
             where, filter_params = self._filter_sql(filters)
             sql = ("SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
                    " JOIN papers p ON p.pk = papers_fts.rowid"
-                   f" WHERE papers_fts MATCH ? AND {where} ORDER BY score DESC LIMIT ?")
-            params = [w_title, w_abstract, w_authors, match, *filter_params, int(limit)]
+                   f" WHERE papers_fts MATCH ? AND papers_fts.rowid >= ? AND {where}"
+                   " ORDER BY score DESC LIMIT ?")
+            params = [w_title, w_abstract, w_authors, match, first, *filter_params, int(limit)]
         try:
             return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
         except sqlite3.OperationalError as exc:
             raise StoreQueryError(str(exc)) from None
+
+    def _newest_from(self, share: float) -> int:
+        """The first rowid of the newest `share` of the papers (pks grow as papers are added)."""
+        if share >= 1.0:
+            return 0
+        last = self._fts_size()
+        return int(last - max(0.0, share) * last)
 
     # ------------------------------------------------------------- display
     def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
