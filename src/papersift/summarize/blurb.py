@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 
 from papersift.summarize import roles, style
 from papersift.summarize.compress import compress, finish
-from papersift.summarize.editor import neutralize_hype, repair_loose_ends, rewrite_self_reference
+from papersift.summarize.editor import edit_sentence
 from papersift.summarize.gate import BLURB_MAX_WORDS
 from papersift.summarize.naming import title_lead, with_title_name
 from papersift.summarize.person import strip_openers
@@ -36,6 +37,7 @@ class Draft:
     used: tuple[int, ...] = ()
 
 
+@lru_cache(maxsize=4096)
 def leans_back(sentence: str) -> bool:
     """Whether a sentence of the abstract needs the one before it to be understood."""
     opened = strip_openers(sentence)
@@ -256,9 +258,9 @@ class Desk:
     sentences: dict[int, str]  # the abstract's sentences by index
 
 
-def polish(text: str, desk: Desk) -> str:
-    """A draft through the sub-editor's pass: hype made plain, the paper's talk of itself
-    turned into what the authors do, the title's name given."""
+def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
+    """A draft through the sub-editor's pass (hype made plain, the paper's talk of itself
+    turned into what the authors do, the title's name given), and its sentences."""
     sentences = split_sentences(text)
     edited = []
     for number, sentence in enumerate(sentences):
@@ -266,21 +268,24 @@ def polish(text: str, desk: Desk) -> str:
             subject, singular = desk.subject, desk.singular
         else:
             subject, singular = (desk.subject, True) if desk.singular else ("They", False)
-        sentence = rewrite_self_reference(neutralize_hype(sentence), subject, singular)
-        edited.append(repair_loose_ends(sentence, subject, singular))
+        edited.append(edit_sentence(sentence, subject, singular))
     text = " ".join(edited)
-    if desk.name:
-        text = with_title_name(text, desk.name, desk.title)
-    return text
+    if desk.name and not style.names_title(text, desk.name):
+        named = with_title_name(text, desk.name, desk.title)
+        if named != text:
+            return named, split_sentences(named)
+    return text, edited
 
 
 # Rules a draft is held to, heaviest first: a draft is chosen by the weight of what it breaks.
 _WEIGHTS = {style.SELF_REFERENCE: 8, style.DANGLING: 4, style.TITLE_NAME: 2, style.HYPE: 1}
 
 
-def style_weight(text: str, draft: Draft, desk: Desk) -> int:
+def style_weight(text: str, sentences: list[str], draft: Draft, desk: Desk) -> int:
     """How badly a polished draft breaks the house style (0: not at all)."""
-    rules = {f.rule for f in style.check_style(text, desk.title, desk.abstract)}
+    rules = {f.rule for f in style.style_findings(text, sentences)}
+    if desk.name and not style.names_title(text, desk.name):
+        rules.add(style.TITLE_NAME)
     # A later sentence that points back must follow the sentence it points at.
     for position, index in enumerate(draft.used[1:], 1):
         source = desk.sentences.get(index)
@@ -295,19 +300,21 @@ def choose(candidates: Iterator[Draft], desk: Desk, gate_check: Callable[[str], 
     draft that breaks the least; else the first draft with the gate's reasons."""
     failure: tuple[str, list[str]] | None = None
     best: tuple[int, str] | None = None
-    seen: set[str] = set()
+    polished: dict[str, tuple[str, list[str]]] = {}  # draft text -> polished text, sentences
+    gated: dict[str, list[str]] = {}  # polished text -> the gate's reasons
     for draft in candidates:
         if not draft.text:
             continue
-        text = polish(draft.text, desk)
-        if text in seen:
+        if draft.text not in polished:
+            polished[draft.text] = polish(draft.text, desk)
+        text, sentences = polished[draft.text]
+        if text not in gated:
+            gated[text] = gate_check(text)
+            if gated[text]:
+                failure = failure or (text, gated[text])
+        if gated[text]:
             continue
-        seen.add(text)
-        reasons = gate_check(text)
-        if reasons:
-            failure = failure or (text, reasons)
-            continue
-        weight = style_weight(text, draft, desk)
+        weight = style_weight(text, sentences, draft, desk)
         if weight == 0:
             return text, []
         if best is None or weight < best[0]:

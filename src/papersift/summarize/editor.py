@@ -8,10 +8,9 @@ passed the faithfulness gate still does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from papersift.summarize.person import plural_base, third_singular
-from papersift.summarize.style import PAPER_NOUN, RE_NOT_PRAISE, SOTA
+from papersift.summarize.style import HYPE_PIECES, PAPER_NOUN, RE_NOT_PRAISE, SOTA
 
 # ----------------------------------------------------------------- articles
 _RE_VOWEL_SOUND = re.compile(r"(?:[aeio]|u(?!ni|se|su|ti|ri|ro|ku|bi)|hour|honest|heir|8|11\b|18\b)", re.I)
@@ -130,8 +129,15 @@ def _praise_before_noun(match: re.Match[str]) -> str:
     return f"{match.group(1)} strong "
 
 
+# Pieces of any word the rules below touch: one scan is cheaper than a dozen substitutions.
+_HYPE_TRIGGERS = (*HYPE_PIECES, "excellent")
+
+
 def neutralize_hype(text: str) -> str:
     """The text with its praise words dropped or made plain; facts and numbers stay."""
+    lowered = text.lower()
+    if not any(piece in lowered for piece in _HYPE_TRIGGERS):
+        return text
     spared = [(m.start(), m.end()) for m in RE_NOT_PRAISE.finditer(text)]
     if spared:  # "superior temporal gyrus" is anatomy: leave such a text's 'superior' alone
         return _neutralize(text, keep_superior=True)
@@ -208,8 +214,11 @@ def rewrite_self_reference(sentence: str, subject: str, singular: bool) -> str:
     paper is to study X' -> 'SUBJECT studies X'; 'the method proposed in this paper' -> 'the
     method proposed'; what is left -> 'the study'. `subject` names the authors as this
     sentence should ('Zhang et al.' in a lead, 'They' later)."""
-    if not _RE_SELF_ANY.search(sentence) and "here" not in sentence.lower():
+    lowered = sentence.lower()
+    if not any(piece in lowered for piece in ("this ", "present ", "current ", "here")) or (
+            not _RE_SELF_ANY.search(sentence) and not _RE_HEREIN.search(sentence)):
         return sentence
+    original = sentence
     sentence = _RE_HEREIN.sub("", sentence)
     frame = re.match(rf"^{re.escape(subject)} (?:reports?|notes?|states?|writes?) that ", sentence)
     body = sentence[frame.end():] if frame else sentence
@@ -224,21 +233,17 @@ def rewrite_self_reference(sentence: str, subject: str, singular: bool) -> str:
     sentence = _RE_SELF_ANY.sub(
         lambda m: _keep_case(m.group(0), "the " + m.group(0).split()[-1]), sentence)
     sentence = re.sub(r"\s+([,.;:])", r"\1", sentence)
-    return sentence[:1].upper() + sentence[1:]
+    return sentence[:1].upper() + sentence[1:] if sentence[:1].islower() and (
+        rewritten is not None or not original[:1].islower()) else sentence
 
 
 # ---------------------------------------------------------------- the pass
-def edit_sentences(sentences: list[str], subject: str, singular: bool,
-                   extra: Callable[[str], str] | None = None) -> list[str]:
-    """Each sentence of a blurb through the sub-editor's pass."""
-    edited = []
-    for sentence in sentences:
-        sentence = neutralize_hype(sentence)
-        sentence = rewrite_self_reference(sentence, subject, singular)
-        if extra is not None:
-            sentence = extra(sentence)
-        edited.append(sentence)
-    return edited
+def edit_sentence(sentence: str, subject: str, singular: bool) -> str:
+    """One sentence through the sub-editor's pass: hype made plain, the paper's talk of itself
+    turned into what the authors do, pointers at what is not there taken out where a rule can.
+    `subject` names the authors as this sentence does ('Zhang et al.', or 'They' later on)."""
+    sentence = rewrite_self_reference(neutralize_hype(sentence), subject, singular)
+    return repair_loose_ends(sentence, subject, singular)
 
 
 # ------------------------------------------------------------- loose ends
@@ -301,9 +306,14 @@ def _relative(match: re.Match[str]) -> str:
     return f"{match.group('pronoun')} {third_singular(base)}"
 
 
+_RE_POINTER = re.compile(rf"\b{_POINTER}\b")
+
+
 def repair_loose_ends(sentence: str, subject: str, singular: bool) -> str:
     """'SUBJECT address this gap by introducing X' -> 'SUBJECT introduce X'; '… to tackle these
     issues.' at a clause's end -> dropped: what the gap or the issues are is not in the blurb."""
+    if not _RE_POINTER.search(sentence):
+        return sentence
     match = _RE_FIX_BY.match(sentence)
     if match and match.group("subject") == subject and match.group("gerund") in _GERUND_BASE:
         base = _GERUND_BASE[match.group("gerund")]

@@ -50,14 +50,17 @@ def later_sentence(sentence: str, subject: str, singular: bool) -> str:
 
 @dataclass(slots=True)
 class Prepared:
+    """A paper's cleaned title and abstract, and the abstract's sentences with their roles."""
+
     title: str
     abstract: str
     sentences: list[roles.Sentence]
+    sentence_count: int  # sentences of the abstract as split, before empty ones are dropped
 
 
 def prepare(paper: dict[str, Any]) -> Prepared:
     title = clean_latex(paper.get("title") or "")
     abstract = clean_latex(paper.get("abstract") or "")
-    texts = [tidy(s) for s in split_sentences(abstract)]
-    texts = [t for t in texts if t]
-    return Prepared(title, abstract, roles.analyse(texts, title))
+    split = split_sentences(abstract)
+    texts = [t for t in (tidy(s) for s in split) if t]
+    return Prepared(title, abstract, roles.analyse(texts, title), len(split))

@@ -109,8 +109,19 @@ def _same_word(a: str, b: str) -> bool:
     return n >= max(4, min(len(a), len(b)) - 3)
 
 
+# Pieces of every hype word and boast: a text with none of them needs no regular expression.
+HYPE_PIECES = ("novel", "ground", "revolution", "unprecedent", "remarkab", "superior",
+                "breakthrough", "cutting", "innovat", "game-chang", "unparallel", "unmatch",
+                "impressive", "exceptional", "extraordinar", "astonish", "stunning", "spectacul",
+                "phenomenal", "pioneer", "first-of", "paradigm", "unrival", "outstanding",
+                "state-of", "state of", "sota")
+
+
 def hype_words(text: str) -> list[str]:
     """The hype in a text: praise words and 'state-of-the-art' as a boast."""
+    lowered = text.lower()
+    if not any(piece in lowered for piece in HYPE_PIECES):
+        return []
     spared = {m.start() for m in RE_NOT_PRAISE.finditer(text)}
     found = [m.group(0) for m in _RE_HYPE_WORD.finditer(text) if m.start() not in spared
              and not any(s <= m.start() < s + 20 for s in spared)]
@@ -120,6 +131,9 @@ def hype_words(text: str) -> list[str]:
 
 def self_references(text: str) -> list[str]:
     """Where a text speaks of itself or its paper ('this paper', 'in this study', 'herein')."""
+    lowered = text.lower()
+    if not any(piece in lowered for piece in ("this ", "present ", "current ", "our ", "here")):
+        return []
     return [m.group(0) for m in _RE_SELF.finditer(text)
             if not _RE_NOT_SELF.match(text, m.start())]
 
@@ -160,11 +174,12 @@ def dangling_opener(sentence: str, first: bool) -> str | None:
     return None
 
 
-def dangling_references(blurb: str) -> list[str]:
+def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[str]:
     """Openers that point at nothing, and 'these fields'-style references whose noun the blurb
-    has not given before them."""
+    has not given before them. `sentences`: the blurb already split, if it is at hand."""
     found = []
-    sentences = split_sentences(blurb)
+    if sentences is None:
+        sentences = split_sentences(blurb)
     given = ""
     for number, sentence in enumerate(sentences):
         opener = dangling_opener(sentence, number == 0)
@@ -212,7 +227,8 @@ _RE_NAMEISH = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Za-z].*\d|\d.*[A-Za-z]")
 def _name_like(word: str) -> bool:
     """'SILK', 'LoGRA', 'GPT-4o', 'DeepSeek-R1' are names; 'Self-Reports' or 'Multi-Agent' is
     a hyphenated title-case word, not a name."""
-    return any(_RE_NAMEISH.search(part) for part in word.strip("()[],.!?").split("-"))
+    return any(_RE_NAMEISH.search(part) and part.lower() not in _GENERIC_ACRONYMS
+               for part in word.strip("()[],.!?").split("-"))
 
 
 def title_name(title: str, abstract: str = "") -> str | None:
@@ -247,11 +263,18 @@ def names_title(blurb: str, name: str) -> bool:
 
 
 # ------------------------------------------------------------------- the check
+def style_findings(text: str, sentences: list[str] | None = None) -> list[Finding]:
+    """The rules that need no title (hype, self-reference, dangling) on a text read on its own:
+    a blurb, or a TL;DR (its one sentence is its lead)."""
+    findings = [Finding(HYPE, w) for w in hype_words(text)]
+    findings += [Finding(SELF_REFERENCE, w) for w in self_references(text)]
+    findings += [Finding(DANGLING, w) for w in dangling_references(text, sentences)]
+    return findings
+
+
 def check_style(blurb: str, title: str = "", abstract: str = "") -> list[Finding]:
     """Every rule this blurb breaks (empty: none)."""
-    findings = [Finding(HYPE, w) for w in hype_words(blurb)]
-    findings += [Finding(SELF_REFERENCE, w) for w in self_references(blurb)]
-    findings += [Finding(DANGLING, w) for w in dangling_references(blurb)]
+    findings = style_findings(blurb)
     name = title_name(title, abstract)
     if name and not names_title(blurb, name):
         findings.append(Finding(TITLE_NAME, name))
