@@ -36,10 +36,13 @@ SOTA = r"(?:state[- ]of[- ]the[- ]art|SOTA|SoTA)"
 # description of what was compared against and stays.
 _RE_SOTA_BOAST = re.compile(
     rf"\b(?:achiev\w*|set(?:s|ting)?|establish\w*|reach\w*|attain\w*|deliver\w*|obtain\w*|"
-    rf"yield\w*|new|advanc\w*|push\w*|redefin\w*|exceed\w*|surpass\w*|outperform\w*|beat\w*|"
-    rf"is|are|becomes?|remains?|as)\s+(?:(?:a|the)\s+)?(?:new\s+)?{SOTA}(?![- ](?:methods?|models?|"
-    rf"baselines?|approaches|systems?|techniques|algorithms?|LLMs?|detectors?|architectures?|"
-    rf"networks?|solutions?|tools?|frameworks?|open|proprietary|commercial|closed|large|deep)\b)|"
+    rf"yield\w*|new|advanc\w*|push\w*|redefin\w*|is|are|becomes?|remains?)\s+(?:(?:a|the)\s+)?"
+    rf"(?:new\s+)?{SOTA}(?![- ](?:methods?|models?|baselines?|approaches|systems?|techniques|"
+    rf"algorithms?|LLMs?|detectors?|architectures?|networks?|solutions?|tools?|frameworks?|open|"
+    rf"proprietary|commercial|closed|large|deep)\b)|"
+    rf"\b(?:outperform\w*|surpass\w*|beat\w*|exceed\w*|improv\w*)\s+(?:the\s+)?"
+    rf"(?:current\s+|previous\s+|existing\s+)?{SOTA}"
+    r"(?=\s*(?:[,.;:)]|$|by\b|in\b|on\b|across\b|for\b|and\b|while\b|with\b))|"
     rf"\b{SOTA}[- ](?:performance|results?|accuracy|scores?|levels?|quality|precision|recall|"
     rf"F1|efficiency|robustness|generalization|capabilit(?:y|ies))\b", re.I)
 
