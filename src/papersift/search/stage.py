@@ -37,6 +37,9 @@ class Embed:
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
         embedder = self.embedder or default_embedder(settings)
+        prepare = getattr(embedder, "prepare", None)
+        if prepare is not None:  # the local model may need exporting first: show it
+            prepare(on_progress)
         model = embedder.model_id
         todo = _stale(store, model)
         started = time.perf_counter()
