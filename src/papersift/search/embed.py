@@ -74,6 +74,12 @@ class LocalEmbedder:
                                         threads=settings.threads,
                                         batch_size=max(1, settings.embed_batch))
 
+    def release(self) -> None:
+        """Let go of the loaded model and the working memory ONNX Runtime kept from the
+        batches it ran (over 1 GB after a bulk embed); the next use loads it again."""
+        with self._lock:
+            self._encoder = None
+
     @property
     def model_id(self) -> str:
         self.prepare()
@@ -82,8 +88,12 @@ class LocalEmbedder:
     @property
     def encoder(self) -> OnnxEncoder:
         self.prepare()
-        assert self._encoder is not None
-        return self._encoder
+        encoder = self._encoder
+        if encoder is None:  # released between the two lines above: load it again
+            self.prepare()
+            encoder = self._encoder
+        assert encoder is not None
+        return encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.encoder.encode(list(texts))

@@ -67,6 +67,11 @@ class Embed:
                     if len(pending) >= _CHUNK:
                         flush()
         flush()
+        release = getattr(embedder, "release", None)
+        if done and release is not None:
+            # A bulk embed leaves ONNX Runtime holding its largest batches' memory: a process
+            # that goes on to serve needs none of it (queries load the model again, small).
+            release()
         seconds = time.perf_counter() - started
         report = Report(
             stage=self.name, seconds=seconds,
