@@ -15,6 +15,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from papersift.settings import Settings
+from papersift.stages import OnProgress, Progress, no_progress
 from papersift.store import Store
 
 INDEX_VERSION = "1"
@@ -25,7 +26,7 @@ HNSW_EF_SEARCH = 128
 EXACT_MAX = 20_000
 # A filter that leaves fewer papers than this is answered exactly over just those papers.
 FILTER_EXACT_MAX = 20_000
-_ADD_BATCH = 10_000
+_ADD_BATCH = 2_000  # vectors per add (and per progress event)
 
 
 class VectorIndex:
@@ -136,8 +137,12 @@ def load_index(settings: Settings, model: str) -> VectorIndex | None:
         return index
 
 
-def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]:
-    """Bring the index in line with the stored embeddings: add new, replace changed, drop gone."""
+def update_index(store: Store, settings: Settings, model: str,
+                 on_progress: OnProgress = no_progress) -> dict[str, Any]:
+    """Bring the index in line with the stored embeddings: add new, replace changed, drop gone.
+
+    Adding reports Progress('search index', vectors added, vectors to add).
+    """
     started = time.perf_counter()
     folder = settings.paths.vector_index(model)
     folder.mkdir(parents=True, exist_ok=True)
@@ -165,6 +170,7 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
         # A fresh build: every deleted label would only waste space.
         deleted, old_state = set(), {}
         to_drop = []
+    on_progress(Progress("search index", 0, len(to_add)))
     for start in range(0, len(to_add), _ADD_BATCH):
         chunk = to_add[start:start + _ADD_BATCH]
         pks, vectors = store.embeddings.embedding_vectors(model, chunk)
@@ -182,6 +188,7 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
             index.unmark_deleted(pk)
             deleted.discard(pk)
         index.add_items(vectors, np.asarray(pks, dtype=np.int64), num_threads=max(1, settings.threads))
+        on_progress(Progress("search index", start + len(chunk), len(to_add)))
     for pk in to_drop:
         index.mark_deleted(pk)
         deleted.add(pk)

@@ -79,5 +79,5 @@ class Embed:
             details={"model": model,
                      "per_second": round(done / seconds, 1) if done and seconds else None})
         if self.update_index:
-            report.details["index"] = update_index(store, settings, model)
+            report.details["index"] = update_index(store, settings, model, on_progress)
         return report

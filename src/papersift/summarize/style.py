@@ -261,8 +261,18 @@ def title_name(title: str, abstract: str = "") -> str | None:
 
 
 def names_title(blurb: str, name: str) -> bool:
-    """Whether the blurb says the name (letter case aside: 'DEFORMER' is 'Deformer')."""
-    return re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", blurb, re.I) is not None
+    """Whether the blurb says the name (letter case aside: 'DEFORMER' is 'Deformer'), as a
+    word of its own ('SILK' is not in 'SILKWORM')."""
+    text, wanted = blurb.lower(), name.lower()
+    start = text.find(wanted)
+    while start >= 0:
+        end = start + len(wanted)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before in "_-") and not (after.isalnum() or after in "_-"):
+            return True
+        start = text.find(wanted, start + 1)
+    return False
 
 
 # ------------------------------------------------------------------- the check
