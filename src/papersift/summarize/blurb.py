@@ -45,12 +45,18 @@ def leans_back(sentence: str) -> bool:
 
 
 # -------------------------------------------------------------------- drafts
-def fit(first: str, mid: str | None, last: str | None, cut_mid: bool = False
-        ) -> tuple[str, bool]:
+_LIMITS = ((40, 30, 40), (35, 25, 35), (30, 22, 30), (30, 0, 35), (25, 0, 28), (22, 0, 22))
+# Three sentences that only make sense together ("... two strategies. One is X. The other is
+# Y."): cut each as little as the word limit allows.
+_LOOSE_LIMITS = ((45, 45, 45), (40, 40, 40), *_LIMITS)
+
+
+def fit(first: str, mid: str | None, last: str | None, cut_mid: bool = False,
+        loose: bool = False) -> tuple[str, bool]:
     """The parts compressed until the blurb has at most BLURB_MAX_WORDS words; and whether
     the middle part is still in it (unless `cut_mid`, it is dropped rather than cut)."""
     blurb, kept = "", False
-    for limits in ((40, 30, 40), (35, 25, 35), (30, 22, 30), (30, 0, 35), (25, 0, 28), (22, 0, 22)):
+    for limits in _LOOSE_LIMITS if loose else _LIMITS:
         parts = [compress(first, limits[0], drop_parentheses=limits[0] < 40)[0]]
         kept = bool(mid and limits[1] and (cut_mid or len(mid.split()) <= limits[1]))
         if kept and mid:
@@ -80,8 +86,9 @@ class _Teller:
         return f"{self.subject} {verb} about “{self.prepared.title.rstrip('.')}”."
 
     def draft(self, first: tuple[int, str], mid: tuple[int, str] | None,
-              last: tuple[int, str] | None, cut_mid: bool = False) -> Draft:
-        text, kept = fit(first[1], mid[1] if mid else None, last[1] if last else None, cut_mid)
+              last: tuple[int, str] | None, cut_mid: bool = False, loose: bool = False) -> Draft:
+        text, kept = fit(first[1], mid[1] if mid else None, last[1] if last else None, cut_mid,
+                         loose)
         used = [first[0]] + ([mid[0]] if mid and kept else []) + ([last[0]] if last else [])
         return Draft(text, tuple(used))
 
@@ -165,17 +172,20 @@ def drafts(prepared: Prepared, subject: str, singular: bool, name: str | None = 
 
 def _with_context(sentences: list[roles.Sentence], lead: roles.Sentence,
                   last: tuple[int, str] | None, teller: _Teller) -> Iterator[Draft]:
-    """A lead that points back ('... addresses these issues') told after the sentence it needs."""
-    before = [s for s in sentences if s.index == lead.index - 1]
-    if not before or leans_back(before[0].text):
-        return
+    """A lead that points back ('... addresses these issues', 'The other is ...') told after
+    the one or two sentences it needs."""
     if not (leans_back(lead.text) or style.dangling_references(teller.lead(lead))):
         return
-    context = before[0]
-    yield teller.draft((context.index, teller.lead(context)), (lead.index, teller.later(lead)),
-                       last, cut_mid=True)
-    yield teller.draft((context.index, teller.lead(context)), (lead.index, teller.later(lead)),
-                       None, cut_mid=True)
+    by_index = {s.index: s for s in sentences}
+    one, two = by_index.get(lead.index - 1), by_index.get(lead.index - 2)
+    told = (lead.index, teller.later(lead))
+    if one is not None and not leans_back(one.text):
+        opening = (one.index, teller.lead(one))
+        yield teller.draft(opening, told, last, cut_mid=True)
+        yield teller.draft(opening, told, None, cut_mid=True)
+    if one is not None and two is not None and not leans_back(two.text):
+        yield teller.draft((two.index, teller.lead(two)), (one.index, teller.later(one)), told,
+                           cut_mid=True, loose=True)
 
 
 def _other_leads(sentences: list[roles.Sentence], lead: roles.Sentence,

@@ -144,8 +144,12 @@ def neutralize_hype(text: str) -> str:
     return _neutralize(text, keep_superior=False)
 
 
+_RE_NEW_SOTA = re.compile(rf"\bnew {SOTA}[- ](?=[a-z])", re.I)
+
+
 def _neutralize(text: str, keep_superior: bool) -> str:
     text = _RE_SOTA_WITH_NOUN.sub(_sota_with_noun, text)
+    text = _RE_NEW_SOTA.sub("new ", text)  # "a new state-of-the-art model" is a new model
     text = _RE_SOTA_CLAIM.sub(_sota_claim, text)
     text = _RE_SOTA_NOUN.sub(_sota_noun, text)
     if not keep_superior:
@@ -278,7 +282,8 @@ _RE_FIX_BY = re.compile(
     r"by (?:(?P<adverb>\w+ly) )?(?P<gerund>\w+ing)\b")
 _RE_FIX_PURPOSE = re.compile(
     rf",? (?:in order |so as |aiming |designed |which aims |that aims |aimed )?to "
-    rf"(?:{_FIX_VERBS}) {_POINTER}(?: [\w\-]+){{1,4}}?(?=[,.;]|$)")
+    rf"(?:{_FIX_VERBS}|accomplish|achieve|serve|fulfil|fulfill|realize|realise|pursue|reach) "
+    rf"{_POINTER}(?: [\w\-]+){{1,4}}?(?=[,.;]|$)")
 # "..., addressing these limitations by incorporating X" -> "..., incorporating X".
 _RE_FIX_PARTICIPLE = re.compile(
     rf"(?<=, )(?:{'|'.join(v + 'ing' for v in ('address', 'tackl', 'fill', 'bridg', 'clos', 'solv', 'overcom', 'mitigat', 'resolv', 'alleviat', 'handl', 'remedy', 'fix', 'narrow', 'meet'))}) "

@@ -63,7 +63,10 @@ _PRONOUN_OPENERS = re.compile(
     r"^(?:(?:it|its|this|these|those|that|such|both|either|neither|he|she|his|her)\b"
     r"(?!\s+(?:is|was|has been|had been)\s+(?:\w+\s+){0,3}?(?:that|to|whether|how)\b)|"
     r"the (?:other|former|latter|rest|remaining|aforementioned|above|same)\b|"
+    r"one (?:is|was|of them|of these|of those)\b|"
     r"(?:another|others|here|there)\b(?! (?:is|are|was|were|has|have|exists?)\b))", re.I)
+# A sentence that opens a pair ("One is X."), after which "The other is Y." has its referent.
+_RE_PAIR_OPENER = re.compile(r"^(?:One|The first|First)\b")
 _RE_EXPLETIVE_IT = re.compile(
     r"^it (?:is|was|has been|remains|becomes|turns out|seems|appears|can be|could be|may be|"
     r"must be|should be|would be)\b[^.]*?\b(?:that|to|whether|how|why|when|if)\b", re.I)
@@ -83,7 +86,8 @@ _RE_REFERENCE_WORD = re.compile(r"[a-z][a-z\-]{2,}")
 _GENERIC_REFERENTS = frozenset(
     ["way", "end", "regard", "respect", "sense", "point", "context", "setting", "case", "paper",
      "work", "study", "article", "direction", "time", "step", "stage", "process", "area", "field",
-     "domain", "topic", "line", "space"])
+     "domain", "topic", "line", "space", "purpose", "aim", "goal", "objective", "idea",
+     "observation", "insight", "motivation", "intuition", "reason"])
 # What a blurb's lead says before its reported content: "Zhang et al. report that ...".
 _RE_LEAD_REPORT = re.compile(
     r"^.{1,80}?\b(?:reports?|shows?|finds?|notes?|argues?|observes?|states?|claims?|"
@@ -151,12 +155,13 @@ def _content_start(sentence: str, first: bool) -> str:
     return sentence
 
 
-def dangling_opener(sentence: str, first: bool) -> str | None:
+def dangling_opener(sentence: str, first: bool, before: str = "") -> str | None:
     """The opening pronoun or demonstrative of a sentence when it points at nothing given.
 
     In the lead (`first`) every such opener dangles: nothing comes before it. Later, a bare
     'It', 'This' or 'These' takes the sentence before as its referent, and stays; 'the other',
-    'the latter' and the like still need two things said before them.
+    'the latter' and the like still need two things said before them (`before`, the
+    sentence before, opening with 'One ...' gives the first).
     """
     start = _content_start(sentence, first).lstrip("“\"'(")
     if not start:
@@ -173,6 +178,8 @@ def dangling_opener(sentence: str, first: bool) -> str | None:
         return start[: max(len(match.group(0)), start.find(" ", len(match.group(0)) + 1))].strip()
     if word.startswith("the ") and word.split()[1] in ("other", "former", "latter", "rest",
                                                        "remaining", "aforementioned", "same"):
+        if word == "the other" and _RE_PAIR_OPENER.match(before):
+            return None
         return match.group(0)
     return None
 
@@ -185,7 +192,7 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
         sentences = split_sentences(blurb)
     given = ""
     for number, sentence in enumerate(sentences):
-        opener = dangling_opener(sentence, number == 0)
+        opener = dangling_opener(sentence, number == 0, sentences[number - 1] if number else "")
         if opener:
             found.append(opener)
         for match in _RE_ANAPHORIC_ANYWHERE.finditer(sentence):
