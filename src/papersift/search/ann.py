@@ -147,19 +147,7 @@ def update_index(store: Store, settings: Settings, model: str,
     folder = settings.paths.vector_index(model)
     folder.mkdir(parents=True, exist_ok=True)
     current = store.embeddings.embedding_state(model)
-    old_state: dict[int, str] = {}
-    deleted: set[int] = set()
-    index: hnswlib.Index | None = None
-    meta_path = folder / "meta.json"
-    if meta_path.is_file():
-        meta = json.loads(meta_path.read_text())
-        if meta.get("version") == INDEX_VERSION and meta.get("model") == model:
-            state = np.load(folder / "state.npz")
-            old_state = dict(zip(state["pks"].tolist(), state["hashes"].astype(str).tolist(),
-                                 strict=True))
-            deleted = set(state["deleted"].tolist())
-            index = hnswlib.Index(space="ip", dim=int(meta["dim"]))
-            index.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+    index, old_state, deleted = _saved(folder, model)
     to_add = [pk for pk, h in current.items() if old_state.get(pk) != h]
     to_drop = [pk for pk in old_state if pk not in current]
     report = {"model": model, "added": len(to_add), "removed": len(to_drop),
@@ -199,6 +187,22 @@ def update_index(store: Store, settings: Settings, model: str,
     _save(folder, index, model, live, deleted)
     report["seconds"] = round(time.perf_counter() - started, 2)
     return report
+
+
+def _saved(folder: Path, model: str) -> tuple[hnswlib.Index | None, dict[int, str], set[int]]:
+    """The index saved in `folder` for this model (or None), its vectors' hashes by pk and
+    its deleted labels."""
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        return None, {}, set()
+    meta = json.loads(meta_path.read_text())
+    if meta.get("version") != INDEX_VERSION or meta.get("model") != model:
+        return None, {}, set()
+    state = np.load(folder / "state.npz")
+    old_state = dict(zip(state["pks"].tolist(), state["hashes"].astype(str).tolist(), strict=True))
+    index = hnswlib.Index(space="ip", dim=int(meta["dim"]))
+    index.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+    return index, old_state, set(state["deleted"].tolist())
 
 
 def _save(folder: Path, index: hnswlib.Index, model: str, live: dict[int, str],
