@@ -22,8 +22,8 @@ def _decapitalise(sentence: str, abstract: str) -> str:
     inside, or one the abstract also writes capitalised where no sentence starts."""
     first = sentence.split(" ", 1)[0]
     bare = first.strip(",;:")
-    if not re.fullmatch(r"[A-Z][a-z]+", bare):
-        return sentence
+    if not re.fullmatch(r"[A-Z][a-z]+(?:-[a-z]+)*", bare):
+        return sentence  # an acronym, a name with capitals inside ("Text-to-Image")
     if bare.lower() not in _COMMON_STARTS and re.search(
             rf"(?<![.!?:] )(?<!^)\b{bare}\b", abstract):
         return sentence  # capitalised where no sentence starts: a name
