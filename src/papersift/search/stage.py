@@ -55,13 +55,13 @@ class Embed:
 
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
+        started = time.perf_counter()  # the stage's time includes a first export of the model
         embedder = self.embedder or default_embedder(settings)
         prepare = getattr(embedder, "prepare", None)
         if prepare is not None:  # the local model may need exporting first: show it
             prepare(on_progress)
         model = embedder.model_id
         todo = _stale(store, model)
-        started = time.perf_counter()
         done = 0
         on_progress(Progress(self.name, 0, todo))
         window: list[tuple[str, str, str]] = []
