@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import json
 import logging
 import os
 import re

@@ -120,6 +120,9 @@ def configure_logging(verbose: bool = False) -> None:
         handler.papersift = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(logging.INFO)
+    # Off, then on: whoever restored `warnings.showwarning` since (a test harness's
+    # catch_warnings) leaves logging believing it still captures.
+    logging.captureWarnings(False)
     logging.captureWarnings(True)
     _state["verbose"] = verbose
     if not verbose:
