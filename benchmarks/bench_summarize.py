@@ -1,4 +1,4 @@
-"""Benchmark of the built-in summary writer: speed, faithfulness-gate pass rate, SciTLDR ROUGE.
+"""Benchmark of the built-in summary writer: speed, faithfulness-gate pass rate, house style, SciTLDR ROUGE.
 
     .venv/bin/python benchmarks/bench_summarize.py [--papers 10000] [--runs 3] [--json]
     .venv/bin/python benchmarks/bench_summarize.py --fit   # refit roles.WEIGHTS on SciTLDR train
@@ -7,7 +7,8 @@ Speed is single-process (one core): papers/s of write_builtin on the first N pap
 arxiv-2025-2026.jsonl.gz, median of several runs, in CPU time (what the machine's other load
 cannot distort) and wall time, beside a baseline measured in the same run (clean the abstract
 and take its first sentence). Gate: share of those papers whose built-in TL;DR and blurb pass
-papersift.summarize.gate.check. ROUGE: `papersift eval tldr` on scitldr/dev.jsonl.
+papersift.summarize.gate.check. Style: the house-style rules (docs/style.md) over the same
+blurbs, as `papersift eval style` counts them. ROUGE: `papersift eval tldr` on scitldr/dev.jsonl.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 from papersift.summarize import gate
 from papersift.summarize.builtin import write_builtin
 from papersift.summarize.evaluate import evaluate_file
+from papersift.summarize.style_eval import evaluate_style
 from papersift.summarize.text import clean_latex, split_sentences
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
@@ -60,12 +62,17 @@ def timed(function: Any, papers: list[dict[str, Any]], runs: int) -> dict[str, f
             "cpu_seconds_runs": [round(c, 3) for c in cpu]}
 
 
-def gate_pass_rate(papers: list[dict[str, Any]]) -> dict[str, Any]:
+def gate_pass_rate(papers: list[dict[str, Any]], blurbs: list[dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
+    """The gate's pass rate; each blurb is appended to `blurbs` (for the style count)."""
     failures: collections.Counter[str] = collections.Counter()
     examples = []
     passed = 0
     for paper in papers:
         summary = write_builtin(paper)
+        if blurbs is not None:
+            blurbs.append({"id": paper["id"], "title": paper["title"],
+                           "abstract": paper["abstract"], "blurb": summary.blurb})
         reasons = gate.check(summary.tldr, summary.blurb, paper)
         if not reasons:
             passed += 1
@@ -127,9 +134,11 @@ def main() -> int:
         "machine": f"{os.cpu_count()} cores (shared), python {sys.version.split()[0]}",
         "speed_builtin": timed(write_builtin, papers, args.runs),
         "speed_lead_baseline": timed(lead_baseline, papers, args.runs),
-        "gate": gate_pass_rate(papers),
-        "scitldr_dev": evaluate_file(SHARED / "scitldr" / "dev.jsonl"),
     }
+    blurbs: list[dict[str, Any]] = []
+    report["gate"] = gate_pass_rate(papers, blurbs)
+    report["style"] = evaluate_style(blurbs, examples=2)
+    report["scitldr_dev"] = evaluate_file(SHARED / "scitldr" / "dev.jsonl")
     report["speed_ratio_builtin_vs_lead"] = (report["speed_builtin"]["cpu_papers_per_s"]
                                              / report["speed_lead_baseline"]["cpu_papers_per_s"])
     if args.json:
@@ -142,6 +151,8 @@ def main() -> int:
           f"{1 / report['speed_ratio_builtin_vs_lead']:.1f}x the baseline")
     g = report["gate"]
     print(f"gate: {g['passed']:,}/{g['papers']:,} pass ({100 * g['pass_rate']:.2f}%) {g['failures'] or ''}")
+    for rule, row in report["style"]["rules"].items():
+        print(f"style {rule:15s} {row['blurbs']:,}/{row['of']:,} ({100 * row['rate']:.2f}%)")
     for name, row in report["scitldr_dev"]["systems"].items():
         print(f"SciTLDR dev {name:8s} R1 {row['rouge1']:.4f} R2 {row['rouge2']:.4f} "
               f"RL {row['rougeL']:.4f} mean words {row['mean_words']:.1f}")

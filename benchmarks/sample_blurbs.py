@@ -14,6 +14,7 @@ from pathlib import Path
 
 from papersift.summarize import write_builtin
 from papersift.summarize.gate import check
+from papersift.summarize.style import check_style
 from papersift.summarize.text import clean_latex
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
@@ -32,6 +33,8 @@ def main() -> int:
         paper = json.loads(lines[index])
         summary = write_builtin(paper)
         reasons = check(summary.tldr, summary.blurb, paper)
+        reasons += [f"style {f.rule}: {f.evidence}" for f in check_style(
+            summary.blurb, paper["title"], paper["abstract"])]
         title = clean_latex(paper["title"])
         if args.markdown:
             print(f"{number}. **{title}** ({paper['id']})  \n   TL;DR: {summary.tldr}  \n"

@@ -19,12 +19,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a stage is: `done` of `total` units (None while unknown), and what it is doing."""
+    """Where a stage is: `done` of `total` units (None while unknown), and what it is doing.
+
+    `unit` says what is counted when it is not the stage's items: "steps" (a few unequal
+    steps, whose rate would mean nothing), "pages"...
+    """
 
     stage: str
     done: int = 0
     total: int | None = None
     note: str = ""
+    unit: str = ""
 
 
 OnProgress = Callable[[Progress], None]

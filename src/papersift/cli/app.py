@@ -51,7 +51,12 @@ app.add_typer(eval_app, name="eval")
 def _global_options(
     data_dir: Path = typer.Option(None, "--data-dir", help="Data folder (PAPERSIFT_DATA_DIR)."),
     config: Path = typer.Option(None, "--config", help="Settings file (default ./papersift.toml)."),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v",
+        help="Also show library warnings and logs on the terminal (they always go to "
+             "logs/papersift.log in the data dir)."),
 ) -> None:
     if config is not None and not config.is_file():
         raise UsageError(f"config file not found: {config}")
     common.set_overrides(config=config, data_dir=str(data_dir) if data_dir else None)
+    common.configure_logging(verbose)

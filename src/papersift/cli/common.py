@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +25,7 @@ from rich.progress import (
 from rich.progress import Progress as Bar
 from rich.table import Table
 
-from papersift.errors import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE
+from papersift.errors import EXIT_FAILED, EXIT_OK, EXIT_SKIPPED, EXIT_USAGE, PapersiftError
 from papersift.settings import Settings, load_settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store, open_store
@@ -34,6 +36,9 @@ console = Console(stderr=True)
 _state: dict[str, Any] = {"overrides": {}}
 # When stderr is not a terminal (cron, CI), a progress line per stage at most this often.
 PLAIN_PROGRESS_SECONDS = 10.0
+# Log records and third-party warnings go here, under the data dir's logs folder.
+LOG_FILE = "papersift.log"
+LOG_KEEP_BYTES = 5_000_000  # a longer log is moved to papersift.log.1 when a command starts
 
 
 def json_option(help: str = "Print the result as JSON on stdout.") -> Any:
@@ -61,6 +66,74 @@ def store(readonly: bool = False) -> Iterator[Store]:
         yield db
     finally:
         db.close()
+
+
+# ------------------------------------------------------------------ logging
+class DataDirLog(logging.Handler):
+    """Appends records to the data dir's logs/papersift.log, opened on the first record (so
+    that a command that logs nothing creates nothing); a record it cannot write is dropped."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        self._stream: Any = None
+        self._failed = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._failed:
+            return
+        try:
+            if self._stream is None:
+                folder = settings().paths.logs
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / LOG_FILE
+                if path.is_file() and path.stat().st_size > LOG_KEEP_BYTES:
+                    os.replace(path, path.with_name(LOG_FILE + ".1"))
+                self._stream = path.open("a", encoding="utf-8")
+            self._stream.write(self.format(record) + "\n")
+            self._stream.flush()
+        except (OSError, PapersiftError):
+            self._failed = True  # no data dir to log to: the command itself will say why
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        super().close()
+
+
+def configure_logging(verbose: bool = False) -> None:
+    """Log records and Python warnings (third-party ones among them) go to the log file;
+    with `verbose` they are shown on stderr too. Libraries' own progress bars and advisories
+    are turned off unless verbose."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if getattr(handler, "papersift", False):
+            root.removeHandler(handler)
+            handler.close()
+    handlers: list[logging.Handler] = [DataDirLog()]
+    if verbose:
+        shown = logging.StreamHandler(sys.stderr)
+        shown.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        handlers.append(shown)
+    for handler in handlers:
+        handler.papersift = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    # Off, then on: whoever restored `warnings.showwarning` since (a test harness's
+    # catch_warnings) leaves logging believing it still captures.
+    logging.captureWarnings(False)
+    logging.captureWarnings(True)
+    _state["verbose"] = verbose
+    if not verbose:
+        for name in ("HF_HUB_DISABLE_PROGRESS_BARS", "TRANSFORMERS_NO_ADVISORY_WARNINGS"):
+            os.environ.setdefault(name, "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def log_path() -> Path:
+    """Where the log file of this data dir is."""
+    return settings().paths.logs / LOG_FILE
 
 
 def emit_json(data: Any) -> None:
@@ -146,10 +219,23 @@ def _bar() -> Bar:
                console=console, transient=False)
 
 
-def _rate(done: int, started: float) -> str:
-    """Units per second since the stage's first event (none in its first second: too noisy)."""
+def _rate(event: Progress, started: float) -> str:
+    """Units per second since the stage's first event (none in its first second: too noisy,
+    nor for a few unequal steps)."""
     elapsed = time.monotonic() - started
-    return f"{done / elapsed:,.0f}/s" if done and elapsed >= 1.0 else ""
+    if not event.done or elapsed < 1.0 or event.unit == "steps":
+        return ""
+    return f"{event.done / elapsed:,.0f}{' ' + event.unit if event.unit else ''}/s"
+
+
+def _time_left(event: Progress, started: float) -> str:
+    """'about 2 min left' from the rate so far; empty while it cannot be told."""
+    elapsed = time.monotonic() - started
+    if not event.total or not event.done or elapsed < 1.0 or event.done >= event.total:
+        return ""
+    seconds = elapsed * (event.total - event.done) / event.done
+    return (f"about {seconds:.0f} s left" if seconds < 90 else
+            f"about {seconds / 60:.0f} min left")
 
 
 def _bar_renderer(bar: Bar) -> OnProgress:
@@ -162,7 +248,7 @@ def _bar_renderer(bar: Bar) -> OnProgress:
         task, started = tasks[event.stage]
         description = f"{event.stage}: {event.note}" if event.note else event.stage
         bar.update(task, completed=event.done, total=event.total, description=escape(description),
-                   rate=_rate(event.done, started))
+                   rate=_rate(event, started))
 
     return show
 
@@ -180,8 +266,9 @@ def _line_renderer() -> OnProgress:
             return
         last[event.stage] = now
         of = f"/{event.total:,}" if event.total is not None else ""
-        rate = _rate(event.done, started[event.stage])
-        say(f"{event.stage}: {event.done:,}{of}" + (f" ({rate})" if rate else "")
+        figures = [f for f in (_rate(event, started[event.stage]),
+                               _time_left(event, started[event.stage])) if f]
+        say(f"{event.stage}: {event.done:,}{of}" + (f" ({', '.join(figures)})" if figures else "")
             + (f" {event.note}" if event.note else ""))
 
     return show

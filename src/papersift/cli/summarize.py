@@ -1,4 +1,4 @@
-"""Commands of the summaries stage: summarize, flag, eval tldr."""
+"""Commands of the summaries stage: summarize, flag, eval tldr, eval style."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from papersift.cli.app import app, eval_app
 from papersift.errors import UsageError
 from papersift.summarize.evaluate import evaluate_file
 from papersift.summarize.stage import Summarize, flag_paper
+from papersift.summarize.style_eval import evaluate_style, file_blurbs, store_blurbs
 
 
 def _day(value: str | None) -> str | None:
@@ -86,3 +87,47 @@ def _print_tldr(data: Path, report: dict[str, Any]) -> None:
         table.add_row(name, f"{row['rouge1']:.4f}", f"{row['rouge2']:.4f}", f"{row['rougeL']:.4f}",
                       f"{row['mean_words']:.1f}", f"{row['seconds']:.2f}")
     common.console.print(table)
+
+
+_RULE_NAMES = {"hype": "hype words", "self_reference": "self-reference",
+               "dangling": "dangling openers", "title_name": "title's name missing"}
+
+
+@eval_app.command("style")
+def eval_style_command(
+    data: Path = typer.Option(None, "--data", help="JSON lines with 'blurb' (and 'title', "
+                              "'abstract', 'id'); default: the store's visible blurbs."),
+    examples: int = typer.Option(3, "--examples", min=0, help="Examples to show per rule."),
+    as_json: bool = common.json_option(),
+) -> None:
+    """Count the blurbs that break each house-style rule (hype, self-reference, dangling
+    openers, the title's name missing); docs/style.md describes the rules."""
+    skipped: list[dict[str, str]] = []
+    if data is not None:
+        report = evaluate_style(file_blurbs(data, skipped), examples=examples)
+        report["data"] = str(data)
+    else:
+        with common.store(readonly=True) as db:
+            report = evaluate_style(store_blurbs(db), examples=examples)
+            report["data"] = str(common.settings().paths.database)
+    report["skipped"] = skipped
+    common.output(report, as_json, _print_style)
+    if skipped:
+        raise typer.Exit(common.EXIT_SKIPPED)
+
+
+def _print_style(report: dict[str, Any]) -> None:
+    table = common.figures_table(
+        f"House style of {report['blurbs']:,} blurbs ({report['data']})",
+        ("rule", "blurbs", "of", "rate", "target"))
+    for rule, row in report["rules"].items():
+        target = f"≤ {row['target']:.0%}" if row["target"] else "0"
+        table.add_row(_RULE_NAMES.get(rule, rule), f"{row['blurbs']:,}", f"{row['of']:,}",
+                      f"{row['rate']:.2%}", target + ("" if row["met"] else " ✗"))
+    common.console.print(table)
+    for rule, row in report["rules"].items():
+        for example in row["examples"]:
+            common.say(f"  {_RULE_NAMES.get(rule, rule)}: {example['id']} [{example['evidence']}]"
+                       f" {example['blurb'][:240]}")
+    for item in report["skipped"][:10]:
+        common.say(f"  skipped {item['where']}: {item['reason']}")

@@ -54,9 +54,11 @@ class Ingest:
         wanted = self.parallel_index
         if wanted is None:
             wanted = _file_bytes(self.sources) >= _PARALLEL_INDEX_MIN_BYTES
-        tally = _Tally(store, on_progress, RecordLimits.from_settings(settings))
+        # With --limit the most there can be is known: a bar with time left, not a counter.
+        most = self.options.limit * len(self.sources) if self.options.limit else None
+        tally = _Tally(store, on_progress, RecordLimits.from_settings(settings), most)
         started_at = utc_now()
-        on_progress(Progress(self.name, 0))
+        on_progress(Progress(self.name, 0, most))
         with _collector_paused(), store.papers.bulk_load(wanted) as tally.parallel_index:
             for spec in self.sources:
                 self._source(store, settings, spec, tally)
@@ -90,8 +92,9 @@ class Ingest:
 class _Tally:
     """What an ingest run has done so far."""
 
-    def __init__(self, store: Store, on_progress: OnProgress, limits: RecordLimits) -> None:
-        self.store, self.on_progress, self.limits = store, on_progress, limits
+    def __init__(self, store: Store, on_progress: OnProgress, limits: RecordLimits,
+                 most: int | None = None) -> None:
+        self.store, self.on_progress, self.limits, self.most = store, on_progress, limits, most
         self.started = time.perf_counter()
         self.new = self.updated = self.unchanged = 0
         self.duplicates: list[dict[str, str]] = []
@@ -106,7 +109,7 @@ class _Tally:
             self.updated += len(result.updated)
             self.unchanged += result.unchanged
             self.duplicates += [{"id": a, "duplicate_of": b} for a, b in result.duplicates]
-        self.on_progress(Progress("ingest", self.new + self.updated + self.unchanged))
+        self.on_progress(Progress("ingest", self.new + self.updated + self.unchanged, self.most))
 
     def confirm_cached(self, spec: str, batch: list[PreparedRecord | CachedLine]
                        ) -> list[PreparedRecord]:

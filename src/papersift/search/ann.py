@@ -15,6 +15,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from papersift.settings import Settings
+from papersift.stages import OnProgress, Progress, no_progress
 from papersift.store import Store
 
 INDEX_VERSION = "1"
@@ -25,7 +26,7 @@ HNSW_EF_SEARCH = 128
 EXACT_MAX = 20_000
 # A filter that leaves fewer papers than this is answered exactly over just those papers.
 FILTER_EXACT_MAX = 20_000
-_ADD_BATCH = 10_000
+_ADD_BATCH = 2_000  # vectors per add (and per progress event)
 
 
 class VectorIndex:
@@ -136,25 +137,17 @@ def load_index(settings: Settings, model: str) -> VectorIndex | None:
         return index
 
 
-def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]:
-    """Bring the index in line with the stored embeddings: add new, replace changed, drop gone."""
+def update_index(store: Store, settings: Settings, model: str,
+                 on_progress: OnProgress = no_progress) -> dict[str, Any]:
+    """Bring the index in line with the stored embeddings: add new, replace changed, drop gone.
+
+    Adding reports Progress('search index', vectors added, vectors to add).
+    """
     started = time.perf_counter()
     folder = settings.paths.vector_index(model)
     folder.mkdir(parents=True, exist_ok=True)
     current = store.embeddings.embedding_state(model)
-    old_state: dict[int, str] = {}
-    deleted: set[int] = set()
-    index: hnswlib.Index | None = None
-    meta_path = folder / "meta.json"
-    if meta_path.is_file():
-        meta = json.loads(meta_path.read_text())
-        if meta.get("version") == INDEX_VERSION and meta.get("model") == model:
-            state = np.load(folder / "state.npz")
-            old_state = dict(zip(state["pks"].tolist(), state["hashes"].astype(str).tolist(),
-                                 strict=True))
-            deleted = set(state["deleted"].tolist())
-            index = hnswlib.Index(space="ip", dim=int(meta["dim"]))
-            index.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+    index, old_state, deleted = _saved(folder, model)
     to_add = [pk for pk, h in current.items() if old_state.get(pk) != h]
     to_drop = [pk for pk in old_state if pk not in current]
     report = {"model": model, "added": len(to_add), "removed": len(to_drop),
@@ -165,6 +158,7 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
         # A fresh build: every deleted label would only waste space.
         deleted, old_state = set(), {}
         to_drop = []
+    on_progress(Progress("search index", 0, len(to_add)))
     for start in range(0, len(to_add), _ADD_BATCH):
         chunk = to_add[start:start + _ADD_BATCH]
         pks, vectors = store.embeddings.embedding_vectors(model, chunk)
@@ -182,6 +176,7 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
             index.unmark_deleted(pk)
             deleted.discard(pk)
         index.add_items(vectors, np.asarray(pks, dtype=np.int64), num_threads=max(1, settings.threads))
+        on_progress(Progress("search index", start + len(chunk), len(to_add)))
     for pk in to_drop:
         index.mark_deleted(pk)
         deleted.add(pk)
@@ -192,6 +187,22 @@ def update_index(store: Store, settings: Settings, model: str) -> dict[str, Any]
     _save(folder, index, model, live, deleted)
     report["seconds"] = round(time.perf_counter() - started, 2)
     return report
+
+
+def _saved(folder: Path, model: str) -> tuple[hnswlib.Index | None, dict[int, str], set[int]]:
+    """The index saved in `folder` for this model (or None), its vectors' hashes by pk and
+    its deleted labels."""
+    meta_path = folder / "meta.json"
+    if not meta_path.is_file():
+        return None, {}, set()
+    meta = json.loads(meta_path.read_text())
+    if meta.get("version") != INDEX_VERSION or meta.get("model") != model:
+        return None, {}, set()
+    state = np.load(folder / "state.npz")
+    old_state = dict(zip(state["pks"].tolist(), state["hashes"].astype(str).tolist(), strict=True))
+    index = hnswlib.Index(space="ip", dim=int(meta["dim"]))
+    index.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+    return index, old_state, set(state["deleted"].tolist())
 
 
 def _save(folder: Path, index: hnswlib.Index, model: str, live: dict[int, str],

@@ -17,6 +17,7 @@ from papersift.plugins import EmbedderPlugin, Plugins, plugins
 from papersift.search.onnx_encoder import OnnxEncoder, normalize
 from papersift.search.onnx_export import MODEL_NAME, ensure_exported
 from papersift.settings import Settings
+from papersift.stages import OnProgress, no_progress
 
 # Bump when embedding_text() changes: every stored vector becomes stale.
 TEXT_VERSION = "1"
@@ -44,16 +45,55 @@ def text_hash(text: str) -> str:
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 through ONNX Runtime, exported once into the data dir."""
+    """all-MiniLM-L6-v2 through ONNX Runtime, exported once into the data dir.
+
+    The model is exported (in a child process, the first time) and loaded on first use, or
+    by `prepare(on_progress)`, which the embed stage calls so the export shows its progress.
+    """
 
     dim = 384
 
     def __init__(self, settings: Settings) -> None:
-        manifest = ensure_exported(settings.paths, quantize=settings.embed_quantize)
-        self.precision = manifest["precision"]
-        self.model_id = f"local:{MODEL_NAME}:{self.precision}"
-        self.encoder = OnnxEncoder(manifest["onnx"], manifest["tokenizer"],
-                                   threads=settings.threads, batch_size=max(1, settings.embed_batch))
+        self.settings = settings
+        self._lock = threading.Lock()
+        self._encoder: OnnxEncoder | None = None
+        self.precision: str | None = None
+        self._model_id = ""
+
+    def prepare(self, on_progress: OnProgress = no_progress) -> None:
+        """Export the model if the data dir has none yet, then load it (once)."""
+        with self._lock:
+            if self._encoder is not None:
+                return
+            settings = self.settings
+            manifest = ensure_exported(settings.paths, quantize=settings.embed_quantize,
+                                       on_progress=on_progress, threads=settings.threads)
+            self.precision = manifest["precision"]
+            self._model_id = f"local:{MODEL_NAME}:{self.precision}"
+            self._encoder = OnnxEncoder(manifest["onnx"], manifest["tokenizer"],
+                                        threads=settings.threads,
+                                        batch_size=max(1, settings.embed_batch))
+
+    def release(self) -> None:
+        """Let go of the loaded model and the working memory ONNX Runtime kept from the
+        batches it ran (over 1 GB after a bulk embed); the next use loads it again."""
+        with self._lock:
+            self._encoder = None
+
+    @property
+    def model_id(self) -> str:
+        self.prepare()
+        return self._model_id
+
+    @property
+    def encoder(self) -> OnnxEncoder:
+        self.prepare()
+        encoder = self._encoder
+        if encoder is None:  # released between the two lines above: load it again
+            self.prepare()
+            encoder = self._encoder
+        assert encoder is not None
+        return encoder
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.encoder.encode(list(texts))

@@ -12,6 +12,9 @@ from papersift.store import Store
 
 # Each chunk is one transaction: small enough that a kill loses little, large enough to batch well.
 _CHUNK = 256
+# Texts read ahead and sorted by length before they are cut into chunks: a chunk of texts of
+# like length wastes little on padding (about 4% more work in unsorted chunks of 256).
+_WINDOW = 2048
 
 
 def _stale(store: Store, model: str) -> int:
@@ -34,36 +37,50 @@ class Embed:
         self.embedder = embedder
         self.update_index = update_index
 
+    def _embed_window(self, store: Store, embedder: Embedder,
+                      window: list[tuple[str, str, str]], done: int, todo: int,
+                      on_progress: OnProgress) -> int:
+        """Embed (paper id, hash, text) rows shortest first, committing a chunk at a time;
+        returns how many are done in all."""
+        window.sort(key=lambda row: len(row[2]))
+        for start in range(0, len(window), _CHUNK):
+            chunk = window[start:start + _CHUNK]
+            vectors = embedder.embed([text for _, _, text in chunk])
+            store.embeddings.put_embeddings(embedder.model_id, [
+                (pid, digest, vector) for (pid, digest, _), vector in zip(chunk, vectors,
+                                                                          strict=True)])
+            done += len(chunk)
+            on_progress(Progress(self.name, done, todo))
+        return done
+
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
+        started = time.perf_counter()  # the stage's time includes a first export of the model
         embedder = self.embedder or default_embedder(settings)
+        prepare = getattr(embedder, "prepare", None)
+        if prepare is not None:  # the local model may need exporting first: show it
+            prepare(on_progress)
         model = embedder.model_id
         todo = _stale(store, model)
-        started = time.perf_counter()
         done = 0
         on_progress(Progress(self.name, 0, todo))
-        pending: list[tuple[str, str, str]] = []
-
-        def flush() -> None:
-            nonlocal done, pending
-            if not pending:
-                return
-            vectors = embedder.embed([text for _, _, text in pending])
-            store.embeddings.put_embeddings(
-                model, [(pid, h, vec) for (pid, h, _), vec in zip(pending, vectors, strict=True)])
-            done += len(pending)
-            pending = []
-            on_progress(Progress(self.name, done, todo))
-
+        window: list[tuple[str, str, str]] = []
         for rows in store.embeddings.iter_embedding_inputs(model, batch=2000):
             for paper_id, title, abstract, stored_hash in rows:
                 text = embedding_text(title, abstract)
                 digest = text_hash(text)
                 if digest != stored_hash:
-                    pending.append((paper_id, digest, text))
-                    if len(pending) >= _CHUNK:
-                        flush()
-        flush()
+                    window.append((paper_id, digest, text))
+                    if len(window) >= _WINDOW:
+                        done = self._embed_window(store, embedder, window, done, todo,
+                                                  on_progress)
+                        window = []
+        done = self._embed_window(store, embedder, window, done, todo, on_progress)
+        release = getattr(embedder, "release", None)
+        if done and release is not None:
+            # A bulk embed leaves ONNX Runtime holding its largest batches' memory: a process
+            # that goes on to serve needs none of it (queries load the model again, small).
+            release()
         seconds = time.perf_counter() - started
         report = Report(
             stage=self.name, seconds=seconds,
@@ -71,5 +88,5 @@ class Embed:
             details={"model": model,
                      "per_second": round(done / seconds, 1) if done and seconds else None})
         if self.update_index:
-            report.details["index"] = update_index(store, settings, model)
+            report.details["index"] = update_index(store, settings, model, on_progress)
         return report

@@ -88,7 +88,9 @@ def name_like(piece: str) -> bool:
     return bool(_RE_NAME_LIKE.search(piece))
 
 
-def build_source(paper: dict[str, Any], naming: str = "") -> GateSource:
+def build_source(paper: dict[str, Any], naming: str = "",
+                 abstract_sentences: int | None = None) -> GateSource:
+    """The gate's view of a paper; `abstract_sentences` when the caller has counted them."""
     title = clean_latex(paper.get("title") or "")
     abstract = clean_latex(paper.get("abstract") or "")
     text = f"{title}\n{abstract}"
@@ -102,7 +104,8 @@ def build_source(paper: dict[str, Any], naming: str = "") -> GateSource:
     return GateSource(
         text=text, numbers=frozenset(numbers), names=frozenset(names),
         words=frozenset(lowered_words), abstract_words=len(abstract.split()),
-        abstract_sentences=len(split_sentences(abstract)), naming=naming,
+        abstract_sentences=(len(split_sentences(abstract)) if abstract_sentences is None
+                            else abstract_sentences), naming=naming,
     )
 
 

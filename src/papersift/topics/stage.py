@@ -70,10 +70,13 @@ class BuildTopics:
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
         steps = [0]
+        # read, smooth, cluster, label, write (and name): a bar of steps, not a spinner.
+        planned = [5 + bool(settings.llm_url)]
 
         def say(message: str) -> None:
             steps[0] += 1
-            on_progress(Progress(self.name, steps[0], None, message))
+            planned[0] = max(planned[0], steps[0])
+            on_progress(Progress(self.name, steps[0] - 1, planned[0], message, unit="steps"))
 
         started = time.perf_counter()
         model = model_id(settings, store)
@@ -96,6 +99,7 @@ class BuildTopics:
         if settings.llm_url:
             say("naming topics with the LLM")
             details["naming"] = name_topics(store, settings)
+        on_progress(Progress(self.name, planned[0], planned[0], "done", unit="steps"))
         return Report(stage=self.name, seconds=time.perf_counter() - started,
                       counts={key: details[key] for key in ("topics", "sections", "papers",
                                                             "other", "kept")},

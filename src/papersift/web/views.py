@@ -22,6 +22,9 @@ from papersift.web.text import bibtex, first_sentences, plain, readable
 log = logging.getLogger(__name__)
 
 STORIES_PER_SECTION = 3
+# The front page shows at least this many stories when the store has them: a thin latest day
+# is joined by the days before it.
+FRONT_MIN_STORIES = 20
 TREND_WEEKS = 12
 # Enough of a raw abstract to hold its first sentences: cleaning all of it for a listing is waste.
 _OPENING = 600
@@ -152,22 +155,59 @@ def _section_key(row: dict[str, Any], topics_exist: bool) -> tuple[Any, str, str
 
 
 def _top_stories(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # Papers with a written blurb make the better top stories; among them, the newest ids first.
-    newest = sorted(rows, key=lambda r: r["id"], reverse=True)
+    # Papers with a written blurb make the better top stories; among them, the newest first.
+    newest = sorted(rows, key=lambda r: (r.get("sort_date") or "", r["id"]), reverse=True)
     return sorted(newest, key=lambda r: 0 if r.get("summary") else 1)
 
 
-def front(site: Site) -> dict[str, Any]:
-    db = site.store
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+
+
+def day_span(days: list[str]) -> str:
+    """The days a page shows, as a reader says them: '29 June 2026', '27–29 June 2026',
+    '30 May – 2 June 2026', '30 December 2025 – 2 January 2026'."""
+    first, last = date.fromisoformat(min(days)), date.fromisoformat(max(days))
+    end = f"{last.day} {_MONTHS[last.month - 1]} {last.year}"
+    if first == last:
+        return end
+    if (first.year, first.month) == (last.year, last.month):
+        return f"{first.day}–{end}"
+    if first.year == last.year:
+        return f"{first.day} {_MONTHS[first.month - 1]} – {end}"
+    return f"{first.day} {_MONTHS[first.month - 1]} {first.year} – {end}"
+
+
+def _front_days(db: Store) -> tuple[list[str], list[dict[str, Any]]]:
+    """The latest announcement day, and the days before it, one at a time, until their
+    papers can fill FRONT_MIN_STORIES stories (or no day is left): (days newest first, rows)."""
+    days: list[str] = []
+    rows: list[dict[str, Any]] = []
     day = db.pages.latest_day()
-    data: dict[str, Any] = {
-        "page": "front", "title": site.settings.site_title, "path": urls.FRONT,
-        "feed": urls.FRONT_FEED, "day": day, "day_url": urls.daily(day) if day else None,
-        "sections": [], "papers": [],
-    }
-    if day is None:
-        return data
-    rows = db.pages.day_papers(day)
+    while day is not None:
+        days.append(day)
+        rows += db.pages.day_papers(day)
+        if len(rows) >= FRONT_MIN_STORIES:
+            break
+        day = db.pages.day_neighbours(day)[0]
+    return days, rows
+
+
+def _story_quotas(sizes: list[int], minimum: int) -> list[int]:
+    """Stories per section: up to STORIES_PER_SECTION each, then one more at a time, largest
+    sections first, until the page has `minimum` stories or every paper is a story."""
+    quotas = [min(STORIES_PER_SECTION, size) for size in sizes]
+    while sum(quotas) < minimum:
+        open_ = [i for i, size in enumerate(sizes) if quotas[i] < size]
+        if not open_:
+            break
+        for i in open_[:minimum - sum(quotas)]:
+            quotas[i] += 1
+    return quotas
+
+
+def _front_sections(db: Store, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The papers grouped by section (in section order), each with its top stories."""
     topics_exist = db.topics.has_topics()
     groups: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -175,13 +215,34 @@ def front(site: Site) -> dict[str, Any]:
         group = groups.setdefault(slug, {"order": order, "slug": slug, "label": label,
                                          "url": url, "rows": []})
         group["rows"].append(row)
-    for group in sorted(groups.values(), key=lambda g: (g["order"], -len(g["rows"]), g["label"])):
+    ordered = sorted(groups.values(), key=lambda g: (g["order"], -len(g["rows"]), g["label"]))
+    quotas = _story_quotas([len(g["rows"]) for g in ordered], FRONT_MIN_STORIES)
+    sections = []
+    for group, quota in zip(ordered, quotas, strict=True):
         top = _top_stories(group.pop("rows"))
-        stories = [item(r) for r in top[:STORIES_PER_SECTION]]
         group.pop("order")
-        data["sections"].append({**group, "count": len(top), "stories": stories,
-                                 "more": len(top) - len(stories)})
-        data["papers"] += stories
+        stories = [item(r) for r in top[:quota]]
+        sections.append({**group, "count": len(top), "stories": stories,
+                         "more": len(top) - len(stories)})
+    return sections
+
+
+def front(site: Site) -> dict[str, Any]:
+    """The latest announcement day; when it has fewer than FRONT_MIN_STORIES papers, the days
+    before it too, and the page says which days it shows."""
+    db = site.store
+    days, rows = _front_days(db)
+    day = days[0] if days else None
+    data: dict[str, Any] = {
+        "page": "front", "title": site.settings.site_title, "path": urls.FRONT,
+        "feed": urls.FRONT_FEED, "day": day, "day_url": urls.daily(day) if day else None,
+        "days": [{"day": d, "url": urls.daily(d)} for d in days],
+        "span": day_span(days) if days else None, "sections": [], "papers": [],
+    }
+    if day is None:
+        return data
+    data["sections"] = _front_sections(db, rows)
+    data["papers"] = [story for section in data["sections"] for story in section["stories"]]
     data["count"] = len(rows)
     return data
 
