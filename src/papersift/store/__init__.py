@@ -28,10 +28,11 @@ __all__ = [
 
 
 def open_store(target: Settings | Path | str, readonly: bool = False) -> Store:
-    """Open (and migrate, unless read-only) the store of these settings, or at this location:
-    a database file's path or a URL such as sqlite:///path/to/papersift.db."""
+    """Open (and migrate, unless read-only) the store of these settings (their database_url,
+    else the SQLite file in their data dir), or at this location: a database file's path or a
+    URL such as sqlite:///path/to/papersift.db or postgresql://host/dbname."""
     if isinstance(target, Settings):
-        target = target.paths.database
+        target = target.database_url.strip() or target.paths.database
     location = str(target)
     scheme = location.split("://", 1)[0] if "://" in location else "sqlite"
     for backend in plugins().stores:

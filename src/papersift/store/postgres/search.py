@@ -1,0 +1,250 @@
+"""Keyword search on a weighted tsvector: queries written as tsquery, ts_rank with field weights and term rarity, filters, term statistics.
+
+The index (papers.fts, GIN) holds title, abstract and authors as weight classes A, B and C.
+A query's score is the sum over its (not negated) terms of idf(term) * ts_rank(field
+weights, document, term): ts_rank alone weighs every word alike, so a common word of a long
+query would count as much as a rare one; the idf factor (BM25's, from term_doc_counts) puts
+the rarity back. docs/architecture.md compares this with FTS5's bm25.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
+from papersift.store.postgres.db import Concern
+
+CONFIG = "papersift_english"  # the text search configuration of migration 0001
+# ts_rank's normalization: divide by 1 + log(document length), a mild length penalty.
+_NORMALIZATION = 1
+_OPERATORS = ("AND", "OR", "NOT")
+# Document counts per database and term, with the index size they were read at.
+_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}
+_DOC_COUNTS_MAX = 200_000
+_COUNTS_LOCK = threading.Lock()
+
+
+def quote_lexeme(lexeme: str) -> str:
+    """A lexeme as tsquery input text (taken as it is: no stemming)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def term_sql(term: Term) -> tuple[str, str]:
+    """(SQL of a tsquery, its parameter) for one Term: stemmed as the index is."""
+    if term.prefix:
+        return f"to_tsquery('{CONFIG}', %s)", quote_lexeme(term.text) + ":*"
+    if term.phrase:
+        return f"phraseto_tsquery('{CONFIG}', %s)", term.text
+    return f"plainto_tsquery('{CONFIG}', %s)", term.text
+
+
+def tsquery_sql(query: KeywordQuery) -> tuple[str, list[str], list[tuple[Term, str, str]]]:
+    """(SQL of the whole tsquery, its parameters in order, the scored terms as (term, SQL,
+    parameter)). FTS5's precedence: NOT (binary: 'a NOT b' is a and not b) binds tightest,
+    then AND, then OR; SQL's tsquery operators are all equal, so every group is bracketed."""
+    sequence: list[Any] = []  # operand, operator, operand, ...
+    scored: list[tuple[Term, str, str]] = []
+    for item in query.items:
+        if isinstance(item, Term):
+            if sequence and not isinstance(sequence[-1], str):
+                sequence.append(query.default_operator)
+            sql, param = term_sql(item)
+            if not (sequence and sequence[-1] == "NOT"):
+                scored.append((item, sql, param))
+            sequence.append((sql, [param]))
+        elif item in _OPERATORS and sequence and not isinstance(sequence[-1], str):
+            sequence.append(item)
+        else:
+            raise StoreQueryError(f"the keyword query has {item!r} where it cannot be")
+    if not sequence or isinstance(sequence[-1], str):
+        raise StoreQueryError("the keyword query has no words, or ends with an operator")
+    negated = [sequence[0]]
+    for operator, (sql, params) in zip(sequence[1::2], sequence[2::2], strict=True):
+        if operator == "NOT":
+            left_sql, left_params = negated[-1]
+            negated[-1] = (f"({left_sql} && !!{sql})", left_params + params)
+        else:
+            negated += [operator, (sql, params)]
+    groups: list[list[tuple[str, list[str]]]] = [[negated[0]]]
+    for operator, operand in zip(negated[1::2], negated[2::2], strict=True):
+        if operator == "AND":
+            groups[-1].append(operand)
+        else:
+            groups.append([operand])
+    sql = " || ".join("(" + " && ".join(s for s, _ in group) + ")" for group in groups)
+    return f"({sql})", [p for group in groups for _, params in group for p in params], scored
+
+
+def rank_weights(weights: Sequence[float]) -> list[float]:
+    """ts_rank's weight array {D, C, B, A} from (title, abstract, authors): scaled so that the
+    largest is 1 (ts_rank refuses weights above 1), none zero."""
+    title, abstract, authors = (max(float(w), 0.0) for w in weights)
+    top = max(title, abstract, authors) or 1.0
+    scaled = [max(w / top, 1e-4) for w in (authors, abstract, title)]
+    return [min(scaled), *scaled]
+
+
+def idf(documents: int, matching: int) -> float:
+    """BM25's inverse document frequency (always above zero)."""
+    return math.log(1.0 + (documents - matching + 0.5) / (matching + 0.5))
+
+
+class Search(Concern):
+    """The keyword index and search filters (contract: SearchStore)."""
+
+    # ------------------------------------------------------------ term statistics
+    def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
+        """Each word as the index sees it (diacritics removed, Snowball-stemmed, lower case)."""
+        if not words:
+            return []
+        return [list(r[0]) for r in self.rows(
+            "SELECT coalesce((SELECT array_agg(v.lexeme ORDER BY p.pos) FROM"
+            f" unnest(to_tsvector('{CONFIG}', w.word)) AS v(lexeme, positions, weights),"
+            " unnest(v.positions) AS p(pos)), '{}')"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, i) ORDER BY w.i",
+            (list(words),))]
+
+    def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
+        """How many papers contain each (already tokenized) term; cached per database and
+        refreshed when the store has grown by 2,000 papers (df drifts slowly)."""
+        return self._counts({token: quote_lexeme(token) for token in tokens})
+
+    def _counts(self, queries: dict[str, str]) -> dict[str, int]:
+        """{key: papers matching its tsquery text}, through the cache."""
+        generation = self._size() // 2000
+        with _COUNTS_LOCK:
+            cache = _DOC_COUNTS.setdefault(self.location, {})
+            found = {k: c[0] for k in queries if (c := cache.get(k)) and c[1] == generation}
+        wanted = [k for k in queries if k not in found]
+        if wanted:
+            counted = self.rows(
+                "SELECT (SELECT count(*) FROM papers WHERE fts @@ q::tsquery)"
+                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(q, i) ORDER BY i",
+                ([queries[k] for k in wanted],))
+            with _COUNTS_LOCK:
+                if len(cache) > _DOC_COUNTS_MAX:
+                    cache.clear()
+                for key, (count,) in zip(wanted, counted, strict=True):
+                    cache[key] = (int(count), generation)
+                    found[key] = int(count)
+        return found
+
+    def _size(self) -> int:
+        """Papers in the index (duplicates too), cheaply: the highest pk."""
+        return int(self.value("SELECT coalesce(max(pk), 0) FROM papers"))
+
+    def _idf(self, terms: list[Term]) -> list[float]:
+        """idf of each term: a word or phrase by its rarest token, a prefix by its matches."""
+        tokens = self.index_tokens([t.text for t in terms if not t.prefix])
+        per_term: dict[int, list[str]] = {}
+        it = iter(tokens)
+        for i, term in enumerate(terms):
+            if not term.prefix:
+                per_term[i] = next(it)
+        queries = {tok: quote_lexeme(tok) for toks in per_term.values() for tok in toks}
+        queries |= {f"prefix:{t.text}": f"{quote_lexeme(t.text)}:*" for t in terms if t.prefix}
+        counts = self._counts(queries)
+        documents = max(self._size(), 1)
+        result = []
+        for i, term in enumerate(terms):
+            keys = per_term.get(i, [f"prefix:{term.text}"])
+            matching = min((counts.get(k, 0) for k in keys), default=0)
+            result.append(idf(documents, matching))
+        return result
+
+    # -------------------------------------------------------------- filters
+    def _filter_sql(self, filters: SearchFilters | None, alias: str = "p"
+                    ) -> tuple[str, list[Any]]:
+        """SQL conditions on papers `alias` (authors aside: see _authors_sql)."""
+        clauses = [f"{alias}.duplicate_of IS NULL"]
+        params: list[Any] = []
+        if filters is None:
+            return " AND ".join(clauses), params
+        for category in filters.categories:
+            if "." in category:
+                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
+                               " AND lower(c.category) = lower(%s))")
+                params.append(category)
+            else:  # a whole archive: cat:cs
+                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
+                               " AND (lower(c.category) = lower(%s)"
+                               " OR lower(c.category) LIKE lower(%s) ESCAPE '\\'))")
+                params += [category, category.replace("\\", "\\\\").replace("%", "\\%")
+                           .replace("_", "\\_") + ".%"]
+        if filters.since:
+            clauses.append(f"{alias}.sort_date >= %s")
+            params.append(filters.since)
+        if filters.until:
+            # Inclusive at the precision given: until 2025-03 includes every day of March.
+            clauses.append(f"substr({alias}.sort_date, 1, length(%s)) <= %s")
+            params += [filters.until, filters.until]
+        if filters.topic:
+            clauses.append(f"EXISTS (SELECT 1 FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+                           f" WHERE pt.paper_id = {alias}.id AND t.slug = %s)")
+            params.append(filters.topic)
+        authors = self._authors_query(filters.authors)
+        if authors:
+            clauses.append(f"{alias}.fts @@ %s::tsquery")
+            params.append(authors)
+        return " AND ".join(clauses), params
+
+    def _authors_query(self, authors: Sequence[str]) -> str | None:
+        """A tsquery requiring every named author: each name's words as a phrase among the
+        authors' lexemes (weight class C)."""
+        phrases = []
+        for name in authors:
+            words = [w for w in re.split(r"[^\w]+|_", name) if w]
+            lexemes = [lex for toks in self.index_tokens(words) for lex in toks] if words else []
+            if lexemes:
+                phrases.append("(" + " <-> ".join(quote_lexeme(x) + ":C" for x in lexemes) + ")")
+        return " & ".join(phrases) if phrases else None
+
+    def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
+        where, params = self._filter_sql(filters)
+        return {r[0] for r in self.rows(f"SELECT p.pk FROM papers p WHERE {where}", params)}
+
+    def recent_pks(self, filters: SearchFilters | None, limit: int) -> list[int]:
+        where, params = self._filter_sql(filters)
+        return [r[0] for r in self.rows(
+            f"SELECT p.pk FROM papers p WHERE {where}"
+            " ORDER BY p.sort_date DESC NULLS LAST, p.pk DESC LIMIT %s", (*params, int(limit)))]
+
+    # ------------------------------------------------------------- ranking
+    def keyword_search(
+        self, query: KeywordQuery, weights: Sequence[float],
+        filters: SearchFilters | None = None, limit: int = 100,
+    ) -> list[tuple[int, float]]:
+        """(pk, score, higher is better) of the best live matches, best first."""
+        match, match_params, scored = tsquery_sql(query)
+        where, filter_params = self._filter_sql(filters)
+        ranks, rank_params = [], []
+        for (_, sql, param), weight in zip(scored, self._idf([t for t, _, _ in scored]),
+                                           strict=True):
+            ranks.append(f"%s * ts_rank(%s::float4[], p.fts, {sql}, {_NORMALIZATION})")
+            rank_params += [weight, rank_weights(weights), param]
+        sql = (f"SELECT p.pk, {' + '.join(ranks)} AS score FROM papers p"
+               f" WHERE p.fts @@ {match} AND {where} ORDER BY score DESC, p.pk LIMIT %s")
+        try:
+            return [(r[0], float(r[1])) for r in self.rows(
+                sql, (*rank_params, *match_params, *filter_params, int(limit)))]
+        except (psycopg.DataError, psycopg.ProgrammingError) as exc:
+            raise StoreQueryError(str(exc).strip()) from None
+
+    # ------------------------------------------------------------- display
+    def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Display fields of these papers, keyed by pk."""
+        return {row[0]: {
+            "pk": row[0], "id": row[1], "title": row[2], "abstract": row[3],
+            "authors": row[4], "primary_category": row[5], "date": row[6],
+        } for row in self.rows(
+            "SELECT pk, id, title, abstract, authors_text, primary_category, sort_date"
+            " FROM papers WHERE pk = ANY(%s::bigint[])", (list(pks),))}
+
+    def pk_of(self, paper_id: str) -> int | None:
+        return self.value("SELECT pk FROM papers WHERE id = %s", (paper_id,))
