@@ -15,13 +15,13 @@ from papersift.settings import load_settings
 from papersift.store import open_store
 from tests.conftest import shared_file
 from tests.web_helpers import (
-    site_database_url,
     ADMIN_TOKEN,
     XSS_ID,
     XSS_TITLE,
     LiveServer,
     fill_store,
     free_port,
+    site_database_url,
     write_fixture,
 )
 

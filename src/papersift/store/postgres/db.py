@@ -13,16 +13,15 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
-
-from papersift.clock import utc_now
-from papersift.store.contracts import StoreError
-
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.adapt import Dumper, Loader
+from psycopg.adapt import Dumper, Loader, PyFormat
 from psycopg.pq import Format, TransactionStatus
 from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
+
+from papersift.clock import utc_now
+from papersift.store.contracts import StoreError
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
@@ -76,6 +75,7 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
             migrate(conn)
         _extension_schemas_on_path(conn)
         register_vector(conn)
+        register_nul_free_text(conn)
     except BaseException:
         conn.close()
         raise
@@ -167,6 +167,28 @@ def register_vector(conn: psycopg.Connection[Any]) -> None:
     conn.adapters.register_dumper(np.ndarray, dumper)
     conn.adapters.register_loader(info.oid, VectorBinaryLoader)
     conn.adapters.register_loader(info.oid, VectorTextLoader)
+
+
+# ---------------------------------------------------------------- text
+class _NulFreeText(Dumper):
+    """Text without NUL characters, which PostgreSQL's text cannot hold (SQLite's can): a
+    record or a form carrying one is stored without it instead of failing its whole batch."""
+
+    def __init__(self, cls: type, context: Any = None) -> None:
+        super().__init__(cls, context)
+        self._inner = self.wrapped(cls, context)
+        self.oid = self._inner.oid
+
+    def dump(self, obj: str) -> Any:
+        return self._inner.dump(obj.replace("\0", "") if "\0" in obj else obj)
+
+
+def register_nul_free_text(conn: psycopg.Connection[Any]) -> None:
+    for fmt in (PyFormat.TEXT, PyFormat.BINARY):
+        wrapped = conn.adapters.get_dumper(str, fmt)
+        dumper = type(f"NulFree{wrapped.__name__}", (_NulFreeText,),
+                      {"wrapped": wrapped, "format": wrapped.format})
+        conn.adapters.register_dumper(str, dumper)
 
 
 # ------------------------------------------------------------ transactions
