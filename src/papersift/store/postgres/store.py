@@ -10,6 +10,7 @@ from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.readers import Readers
 from papersift.store.postgres.search import Search
 from papersift.store.postgres.summaries import Summaries
+from papersift.store.postgres.tables import Tables
 from papersift.store.postgres.topics import Topics
 
 
@@ -30,6 +31,7 @@ class PostgresStore:
         self.pages = Pages(self.conn, url)
         self.readers = Readers(self.conn, url)
         self.delivery = Delivery(self.conn, url)
+        self.tables = Tables(self.conn, url)
 
     def data_version(self) -> int:
         """Moves when a transaction that changed what pages show commits (migration 0007)."""
