@@ -110,7 +110,7 @@ def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None 
     The embedding model comes from the user's data dir (a cache), the papers never go there."""
     embedder = embedder or default_embedder(settings)
     with tempfile.TemporaryDirectory(prefix="papersift-eval-") as folder:
-        temp_settings = settings.replace(data_dir=folder)
+        temp_settings = settings.replace(data_dir=folder, database_url="")  # never the real store
         store = open_store(temp_settings)
         try:
             batch: list[PaperRecord] = []

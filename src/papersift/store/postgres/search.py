@@ -226,9 +226,12 @@ class Search(Concern):
         ranks, rank_params = [], []
         for (_, sql, param), weight in zip(scored, self._idf([t for t, _, _ in scored]),
                                            strict=True):
-            ranks.append(f"%s * ts_rank(%s::float4[], p.fts, {sql}, {_NORMALIZATION})")
+            ranks.append(f"%s * ts_rank(%s::float4[], d.fts, {sql}, {_NORMALIZATION})")
             rank_params += [weight, rank_weights(weights), param]
-        sql = (f"SELECT p.pk, {' + '.join(ranks)} AS score FROM papers p"
+        # The lateral copy reads each matching document's vector out of TOAST once, not once
+        # per term (a long query took 1.5x as long; OFFSET 0 keeps the copy from being inlined).
+        sql = (f"SELECT p.pk, {' + '.join(ranks)} AS score FROM papers p,"
+               " LATERAL (SELECT p.fts || ''::tsvector AS fts OFFSET 0) AS d"
                f" WHERE p.fts @@ {match} AND {where} ORDER BY score DESC, p.pk LIMIT %s")
         try:
             return [(r[0], float(r[1])) for r in self.rows(
