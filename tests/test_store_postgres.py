@@ -41,7 +41,7 @@ def test_migrations_are_applied_once_in_papersifts_own_schema(pg: Store) -> None
     tables = {r[0] for r in pg.conn.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
     assert "papers" not in tables  # the database's public schema is left alone
-    with open_store(pg.location) as again:
+    with open_store(pg.location.replace("postgresql://", "postgres://", 1)) as again:
         assert again.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(
             applied)
 

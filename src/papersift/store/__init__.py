@@ -7,6 +7,7 @@ plugin and implements all of them.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from papersift.plugins import plugins
 from papersift.settings import Settings
@@ -23,8 +24,17 @@ from papersift.store.contracts import (
 
 __all__ = [
     "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "Term",
-    "UpsertReport", "open_store",
+    "UpsertReport", "open_store", "redact_url",
 ]
+
+
+def redact_url(url: str) -> str:
+    """A store's URL without its password (for messages, logs and `papersift settings`)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def open_store(target: Settings | Path | str, readonly: bool = False) -> Store:

@@ -10,7 +10,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
@@ -21,6 +20,7 @@ from psycopg.rows import dict_row
 from psycopg.types import TypeInfo
 
 from papersift.clock import utc_now
+from papersift.store import redact_url as redact
 from papersift.store.contracts import StoreError
 
 T = TypeVar("T")
@@ -32,15 +32,6 @@ MIGRATE_LOCK = 0x7061_7065_7273_0001
 PAPERS_LOCK = 0x7061_7065_7273_0002
 # A write that lost a deadlock or a serialization race is run again this many times.
 _RETRIES = 5
-
-
-def redact(url: str) -> str:
-    """The URL without its password (for messages and logs)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def migrations() -> list[tuple[int, str, str]]:
