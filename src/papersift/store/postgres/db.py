@@ -54,7 +54,10 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
     The connection is in autocommit mode: a read is one statement (one snapshot), and every
     write method opens its own transaction (`transaction`)."""
     try:
-        conn = psycopg.connect(url, autocommit=True)
+        # No server-side prepared statements: a generic plan would evaluate a query's
+        # tsquery functions once per row instead of once (4x slower keyword search), and
+        # transaction-mode connection poolers do not keep them anyway.
+        conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
         raise StoreError(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
     try:

@@ -1,10 +1,11 @@
-"""Keyword search on a weighted tsvector: queries written as tsquery, ts_rank with field weights and term rarity, filters, term statistics.
+"""Keyword search on a weighted tsvector: queries written as tsquery, ranked by BM25 as FTS5 computes it, filters, term statistics.
 
 The index (papers.fts, GIN) holds title, abstract and authors as weight classes A, B and C.
-A query's score is the sum over its (not negated) terms of idf(term) * ts_rank(field
-weights, document, term): ts_rank alone weighs every word alike, so a common word of a long
-query would count as much as a rare one; the idf factor (BM25's, from term_doc_counts) puts
-the rarity back. docs/architecture.md compares this with FTS5's bm25.
+PostgreSQL's own ts_rank has no inverse document frequency, so a long query's common words
+would count as much as its rare ones. The score is FTS5's bm25 instead, term by term: idf
+(from term_doc_counts) times a saturating, length-normalised term frequency, where the term
+frequency is the sum of the field weights of the term's occurrences, which is exactly what
+ts_rank_cd returns for a query of that one term. docs/architecture.md compares the two.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryErr
 from papersift.store.postgres.db import Concern
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
-# ts_rank's normalization: divide by 1 + log(document length), a mild length penalty.
-_NORMALIZATION = 1
+# FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
+K1, B = 1.2, 0.75
+# A document's length in bytes (FTS5 counts tokens; bytes are proportional enough, and
+# octet_length reads them from the value's header, without decompressing the text).
+_LENGTH = "(octet_length(p.title) + octet_length(p.abstract) + octet_length(p.authors_text))"
 _OPERATORS = ("AND", "OR", "NOT")
 # Document counts per database and term, with the index size they were read at.
-_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}
+_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
 _DOC_COUNTS_MAX = 200_000
 _COUNTS_LOCK = threading.Lock()
 
@@ -81,18 +85,19 @@ def tsquery_sql(query: KeywordQuery) -> tuple[str, list[str], list[tuple[Term, s
     return f"({sql})", [p for group in groups for _, params in group for p in params], scored
 
 
-def rank_weights(weights: Sequence[float]) -> list[float]:
-    """ts_rank's weight array {D, C, B, A} from (title, abstract, authors): scaled so that the
-    largest is 1 (ts_rank refuses weights above 1), none zero."""
+def rank_weights(weights: Sequence[float]) -> tuple[list[float], float]:
+    """(ts_rank_cd's weight array {D, C, B, A}, the factor that undoes its scaling) from
+    (title, abstract, authors): ts_rank_cd refuses weights above 1, so they are divided by
+    the largest, and the term frequencies it returns multiplied back."""
     title, abstract, authors = (max(float(w), 0.0) for w in weights)
     top = max(title, abstract, authors) or 1.0
-    scaled = [max(w / top, 1e-4) for w in (authors, abstract, title)]
-    return [min(scaled), *scaled]
+    scaled = [max(w / top, 1e-6) for w in (authors, abstract, title)]
+    return [min(scaled), *scaled], top
 
 
 def idf(documents: int, matching: int) -> float:
-    """BM25's inverse document frequency (always above zero)."""
-    return math.log(1.0 + (documents - matching + 0.5) / (matching + 0.5))
+    """FTS5's bm25 inverse document frequency (never below a millionth)."""
+    return max(math.log((documents - matching + 0.5) / (matching + 0.5)), 1e-6)
 
 
 class Search(Concern):
@@ -134,6 +139,18 @@ class Search(Concern):
                     cache[key] = (int(count), generation)
                     found[key] = int(count)
         return found
+
+    def _average_length(self) -> float:
+        """The papers' average length (_LENGTH), cached like the document counts."""
+        generation = self._size() // 2000
+        with _COUNTS_LOCK:
+            cached = _DOC_COUNTS.setdefault(self.location, {}).get(" length")
+        if cached is None or cached[1] != generation:
+            length = float(self.value(f"SELECT coalesce(avg{_LENGTH}, 1) FROM papers p"))
+            cached = (length, generation)  # type: ignore[assignment]
+            with _COUNTS_LOCK:
+                _DOC_COUNTS.setdefault(self.location, {})[" length"] = cached  # type: ignore[assignment]
+        return max(float(cached[0]), 1.0)
 
     def _size(self) -> int:
         """Papers in the index (duplicates too), cheaply: the highest pk."""
@@ -223,19 +240,27 @@ class Search(Concern):
         """(pk, score, higher is better) of the best live matches, best first."""
         match, match_params, scored = tsquery_sql(query)
         where, filter_params = self._filter_sql(filters)
-        ranks, rank_params = [], []
-        for (_, sql, param), weight in zip(scored, self._idf([t for t, _, _ in scored]),
-                                           strict=True):
-            ranks.append(f"%s * ts_rank(%s::float4[], d.fts, {sql}, {_NORMALIZATION})")
-            rank_params += [weight, rank_weights(weights), param]
+        array, scale = rank_weights(weights)
+        average = self._average_length()
+        frequencies, frequency_params, terms, term_params = [], [], [], []
+        for i, ((_, sql, param), weight) in enumerate(zip(
+                scored, self._idf([t for t, _, _ in scored]), strict=True)):
+            # ts_rank_cd of one term, without normalisation: the weights of its occurrences.
+            frequencies.append(f"%s * ts_rank_cd(%s::float4[], d.fts, {sql}, 0) AS t{i}")
+            frequency_params += [scale, array, param]
+            terms.append(f"%s * f.t{i} * {K1 + 1} / (f.t{i} + {K1} * (1 - {B} + {B}"
+                         " * d.length / %s))")
+            term_params += [weight, average]
         # The lateral copy reads each matching document's vector out of TOAST once, not once
-        # per term (a long query took 1.5x as long; OFFSET 0 keeps the copy from being inlined).
-        sql = (f"SELECT p.pk, {' + '.join(ranks)} AS score FROM papers p,"
-               " LATERAL (SELECT p.fts || ''::tsvector AS fts OFFSET 0) AS d"
+        # per term, and each term's frequency is computed once (OFFSET 0: not inlined).
+        sql = (f"SELECT p.pk, {' + '.join(terms)} AS score FROM papers p,"
+               f" LATERAL (SELECT p.fts || ''::tsvector AS fts, {_LENGTH} AS length OFFSET 0) AS d,"
+               f" LATERAL (SELECT {', '.join(frequencies)} OFFSET 0) AS f"
                f" WHERE p.fts @@ {match} AND {where} ORDER BY score DESC, p.pk LIMIT %s")
         try:
             return [(r[0], float(r[1])) for r in self.rows(
-                sql, (*rank_params, *match_params, *filter_params, int(limit)))]
+                sql, (*term_params, *frequency_params, *match_params, *filter_params,
+                      int(limit)))]
         except (psycopg.DataError, psycopg.ProgrammingError) as exc:
             raise StoreQueryError(str(exc).strip()) from None
 
