@@ -306,3 +306,48 @@ def test_vectors_round_trip_exactly_and_the_hnsw_index_serves_cosine(pg: Store) 
         " ORDER BY vector::halfvec(384) <=> %s::vector::halfvec(384) LIMIT 1",
         (vectors[1],)).fetchone()[0]
     assert nearest == "2601.00002"
+
+
+def _ingest_file(url: str, path: str, batch: int, results: Any) -> None:
+    """A separate process ingesting one file, in small batches (what `papersift ingest` runs)."""
+    from papersift.ingest.stage import Ingest
+    from papersift.settings import load_settings
+
+    settings = load_settings(environ={}, database_url=url)
+    with open_store(url) as store:
+        report = Ingest([f"file:{path}"], batch_size=batch).run(store, settings)
+    results.put(report.as_dict())
+
+
+def test_two_ingest_processes_of_overlapping_files(tmp_path: Path, postgres_url: str) -> None:
+    """The ingest stage in two processes at once, over files sharing a third of their papers."""
+    import json
+    import multiprocessing
+
+    def write(name: str, numbers: range) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({
+            "id": f"2601.{n:05d}", "title": f"Paper number {n} on sparse graphs",
+            "abstract": f"We study problem {n}.", "authors": [f"Author {n % 97} Smith"],
+            "categories": ["cs.LG"], "announced": "2026-01-05"}) + "\n" for n in numbers))
+        return path
+
+    files = [write("a.jsonl", range(0, 1500)), write("b.jsonl", range(1000, 2500))]
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    workers = [context.Process(target=_ingest_file, args=(postgres_url, str(f), 100, results))
+               for f in files]
+    for worker in workers:
+        worker.start()
+    reports = [results.get(timeout=120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    assert all(r["ok"] for r in reports), reports
+    # Each paper is new once; the shared ones the later writer found as they are.
+    assert sum(r["counts"]["new"] for r in reports) == 2500
+    assert sum(r["counts"].get("unchanged", 0) for r in reports) == 500
+    with open_store(postgres_url) as store:
+        assert store.conn.execute("SELECT count(*), count(DISTINCT id) FROM papers").fetchone() == (
+            2500, 2500)
+        assert store.conn.execute("SELECT count(*) FROM paper_authors").fetchone()[0] == 2500
+        assert store.conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 2
