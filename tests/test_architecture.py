@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from papersift.plugins import plugins
+from papersift.store import open_store
 from papersift.store.contracts import CONCERNS, Store
+from tests.test_store_contract import BACKENDS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "papersift"
 MAX_FUNCTION_LINES = 60
@@ -25,8 +27,25 @@ def _backend_concern_classes(store: Store) -> dict[str, type]:
     return {name: type(getattr(store, name)) for name in CONCERNS}
 
 
-def test_no_public_name_is_defined_by_two_concerns(store: Store) -> None:
-    for classes in (CONCERNS, _backend_concern_classes(store)):
+BACKEND_NAMES = [p.name for p in plugins().stores]
+
+
+@pytest.fixture(params=BACKEND_NAMES)
+def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A store of each registered backend (opened where the contract suite opens one)."""
+    assert request.param in BACKENDS, (
+        f"store backend {request.param!r} has no location in tests/test_store_contract.py")
+    with open_store(BACKENDS[request.param](request, tmp_path)) as store:
+        yield store
+
+
+def test_every_registered_backend_runs_the_contract_suite() -> None:
+    assert set(BACKENDS) == set(BACKEND_NAMES)
+    assert BACKEND_NAMES == ["sqlite", "postgresql"]
+
+
+def test_no_public_name_is_defined_by_two_concerns(any_store: Store) -> None:
+    for classes in (CONCERNS, _backend_concern_classes(any_store)):
         owner: dict[str, str] = {}
         for concern, cls in classes.items():
             for name in _public(cls):
@@ -34,18 +53,17 @@ def test_no_public_name_is_defined_by_two_concerns(store: Store) -> None:
                 owner[name] = concern
 
 
-def test_every_backend_implements_its_contracts_exactly(store: Store) -> None:
+def test_every_backend_implements_its_contracts_exactly(any_store: Store) -> None:
     """Each concern of each backend has every contract method, with the same parameters, and
     no public method the contract does not name."""
-    assert isinstance(store, Store)
+    assert isinstance(any_store, Store)
     for concern, contract in CONCERNS.items():
-        implementation = type(getattr(store, concern))
+        implementation = type(getattr(any_store, concern))
         assert _public(implementation) == _public(contract), concern
         for name in _public(contract):
             wanted = list(inspect.signature(getattr(contract, name)).parameters)
             found = list(inspect.signature(getattr(implementation, name)).parameters)
             assert found == wanted, f"{concern}.{name}: {found} != {wanted}"
-    assert [p.name for p in plugins().stores] == ["sqlite"]
 
 
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:

@@ -21,6 +21,9 @@ from papersift.store import Store
 from tests.reader_helpers import make_world
 from tests.smtp_server import SmtpServer
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.fixture
 def smtp() -> SmtpServer:

@@ -11,6 +11,9 @@ from papersift.readers import accounts
 from papersift.settings import Settings
 from papersift.store import Store
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def test_an_account_keeps_an_argon2_hash_never_the_password(store: Store) -> None:
     reader_id = accounts.add_reader(store, "ada", "correct horse battery", "ada@example.org")

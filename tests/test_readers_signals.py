@@ -11,6 +11,9 @@ from papersift.readers.imports import NothingToImport, read_bibtex, read_ids, re
 from papersift.records import PaperRecord
 from papersift.store import Store
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.mark.parametrize(("text", "entries", "missed"), [
     ("less about benchmarks, more about theory",

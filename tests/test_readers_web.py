@@ -12,19 +12,28 @@ import pytest
 from papersift.settings import load_settings
 from papersift.store import open_store
 from tests.conftest import shared_file
-from tests.web_helpers import LiveServer, fill_store, free_port, write_fixture
+from tests.web_helpers import (
+    LiveServer,
+    fill_store,
+    free_port,
+    site_database_url,
+    write_fixture,
+)
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The site over a store of each backend (browser tests use the SQLite one only: what
+    they check happens in the browser)."""
     root = tmp_path_factory.mktemp("readers-web")
     write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), root / "papers.jsonl", days=3,
                   per_day=40)
     port = free_port()
     settings = load_settings(environ={}, config=root / "none.toml", data_dir=str(root / "data"),
+                             database_url=site_database_url(request),
                              base_url=f"http://127.0.0.1:{port}", threads=1, feed_size=20)
     fill_store(settings, root / "papers.jsonl")
     with LiveServer(settings, port) as server:

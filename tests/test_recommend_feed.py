@@ -11,6 +11,9 @@ from papersift.recommend.feed import build_feed
 from papersift.store import Store
 from tests.reader_helpers import make_world
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 @pytest.fixture
 def world(store: Store) -> dict[str, list[str]]:

@@ -17,11 +17,15 @@ from papersift.store.sqlite.search import fts_expression
 from tests.test_search_embed import paper
 from tests.test_search_query import corpus, ids, keyword  # noqa: F401
 
+# The plan and its ranking on both stores; the cap's work is counted on FTS5's lists (SQLite).
+BOTH_BACKENDS = pytest.mark.backends("sqlite", "postgresql")
+
 
 def plan(store: Store, query: str) -> kw.KeywordPlan:
     return plan_keywords(store.search, parse_query(query))
 
 
+@BOTH_BACKENDS
 def test_a_repeated_word_counts_as_often_as_it_is_repeated(corpus: Store) -> None:  # noqa: F811
     keywords = plan(corpus, "Rewards: what do sparse rewards and scalar rewards do to the reward?")
     weights = {t.text.lower(): t.weight for t in keywords.query.terms}
@@ -32,6 +36,7 @@ def test_a_repeated_word_counts_as_often_as_it_is_repeated(corpus: Store) -> Non
         '"a" NOT ("b" OR "b")')
 
 
+@BOTH_BACKENDS
 def test_the_repeated_word_ranks_first(corpus: Store, settings: Settings) -> None:  # noqa: F811
     # 00002 holds "protein" (asked three times), 00001 "collapse" (asked once).
     found = ids(keyword(corpus, settings, "protein collapse, protein, protein"))
@@ -40,6 +45,7 @@ def test_the_repeated_word_ranks_first(corpus: Store, settings: Settings) -> Non
     assert found == ["2501.00001", "2501.00002"]
 
 
+@BOTH_BACKENDS
 def test_a_long_question_is_not_cut_at_its_first_32_words(corpus: Store, settings: Settings) -> None:  # noqa: F811
     filler = " ".join(f"word{i}" for i in range(40))
     results = keyword(corpus, settings, f"{filler} critiques")
@@ -48,6 +54,7 @@ def test_a_long_question_is_not_cut_at_its_first_32_words(corpus: Store, setting
     assert any(f"{kw.MAX_WORDS} rarest" in n for n in keyword(corpus, settings, many).notes)
 
 
+@BOTH_BACKENDS
 def test_written_queries_drop_joined_stop_words_and_relax_an_empty_and(
         corpus: Store, settings: Settings) -> None:  # noqa: F811
     keywords = plan(corpus, '"advantage collapse" of the training')
@@ -63,6 +70,7 @@ def test_written_queries_drop_joined_stop_words_and_relax_an_empty_and(
     assert ids(keyword(corpus, settings, '"advantage collapse" AND protein')) == []
 
 
+@BOTH_BACKENDS
 def test_short_and_sprawling_prefixes_are_searched_as_words(
         corpus: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     results = keyword(corpus, settings, "tr* OR critiq*")

@@ -10,7 +10,11 @@ from papersift.search.keyword import parse_query
 from papersift.settings import Settings
 from papersift.store import KeywordQuery, Store
 from papersift.store.sqlite.search import fts_expression
+from tests.store_sql import run_sql
 from tests.test_search_embed import paper
+
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 @pytest.fixture
@@ -99,10 +103,9 @@ def test_author_category_and_date_filters(corpus: Store, settings: Settings) -> 
 
 
 def test_topic_filter(corpus: Store, settings: Settings) -> None:
-    with corpus.conn:
-        corpus.conn.execute("INSERT INTO topics(id, slug, label) VALUES (1, 'rl-agents', 'agents')")
-        corpus.conn.execute("INSERT INTO paper_topics(paper_id, topic_id, assigned_by)"
-                            " VALUES ('2501.00003', 1, 'build')")
+    run_sql(corpus, "INSERT INTO topics(id, slug, label) VALUES (1, 'rl-agents', 'agents')")
+    run_sql(corpus, "INSERT INTO paper_topics(paper_id, topic_id, assigned_by)"
+                    " VALUES ('2501.00003', 1, 'build')")
     assert ids(keyword(corpus, settings, "rewards", topic="rl-agents")) == ["2501.00003"]
     assert ids(keyword(corpus, settings, "rewards topic:rl-agents")) == ["2501.00003"]
     assert ids(keyword(corpus, settings, "rewards", topic="no-such-topic")) == []

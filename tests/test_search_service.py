@@ -17,7 +17,11 @@ from papersift.search.ann import VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
 from papersift.settings import Settings
 from papersift.store import Store
+from tests.store_sql import run_sql
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
+
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 PAPERS = [
     ("2503.00001", "Training language agents from natural language critiques",
@@ -105,8 +109,7 @@ def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settin
     index = load_index(search_settings, model)
     assert isinstance(index, VectorIndex) and index.count == 5
     # A duplicate disappears from the index; a new paper appears, without a rebuild.
-    with corpus.conn:
-        corpus.conn.execute("UPDATE papers SET duplicate_of = '2503.00001' WHERE id = '2503.00005'")
+    run_sql(corpus, "UPDATE papers SET duplicate_of = '2503.00001' WHERE id = '2503.00005'")
     add_records(corpus, [paper("2503.00006", "Graph neural networks for molecules",
                                 "Message passing predicts molecular properties.")])
     report = Embed(embedder=local_embedder).run(corpus, search_settings)

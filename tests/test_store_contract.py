@@ -1,7 +1,8 @@
 """The store contract (papersift.store.contracts), as every backend must honour it: one small store, each concern's answers.
 
 Parametrized by backend: each one registered as a store plugin is run through the same
-tests (SQLite today; a new backend adds its location below).
+tests (a new backend adds its location below; tests/test_architecture.py checks that every
+registered backend is here).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from papersift.store import KeywordQuery, SearchFilters, Store, StoreQueryError,
 MODEL = "test:model"
 
 
-def _sqlite(tmp_path: Path) -> str:
+def _sqlite(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return f"sqlite://{tmp_path / 'contract.db'}"
 
 
-BACKENDS = {"sqlite": _sqlite}
+def _postgresql(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return request.getfixturevalue("postgres_url")
+
+
+BACKENDS = {"sqlite": _sqlite, "postgresql": _postgresql}
 
 
 def record(n: int, title: str, day: str, authors: list[str], categories: list[str],
@@ -48,7 +53,7 @@ DUPLICATE = record(9, "Graph neural networks for molecules", "2026-01-20",
 
 @pytest.fixture(params=sorted(BACKENDS))
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = open_store(BACKENDS[request.param](tmp_path))
+    store = open_store(BACKENDS[request.param](request, tmp_path))
     report = store.papers.upsert_papers([prepare_record(r) for r in [*PAPERS, DUPLICATE]])
     assert report.duplicates == [("2601.00009", "2601.00001")]
     yield store

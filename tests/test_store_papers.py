@@ -9,8 +9,14 @@ import pytest
 
 from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
-from papersift.store import Store, StoreError, open_store
+from papersift.store import KeywordQuery, Store, StoreError, Term, open_store
 from papersift.store.sqlite.db import PAGE_SIZE, migrations
+from tests.store_sql import run_sql
+
+# Every test that uses the store runs on each backend (tests/conftest.py), but those that look
+# into SQLite itself (the PostgreSQL store's own are in test_store_postgres.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+SQLITE_ONLY = pytest.mark.backends("sqlite")
 
 
 def paper(**fields: object) -> PaperRecord:
@@ -22,6 +28,7 @@ def paper(**fields: object) -> PaperRecord:
     return PaperRecord(**base)  # type: ignore[arg-type]
 
 
+@SQLITE_ONLY
 def test_migrations_are_applied_once_and_recorded(store: Store) -> None:
     applied = [r[0] for r in store.conn.execute("SELECT number FROM schema_migrations")]
     assert applied == [n for n, _, _ in migrations()]
@@ -31,6 +38,7 @@ def test_migrations_are_applied_once_and_recorded(store: Store) -> None:
     reopened.close()
 
 
+@SQLITE_ONLY
 def test_new_stores_use_8k_pages_and_older_ones_keep_theirs(store: Store, tmp_path: Path) -> None:
     assert store.conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 8192
     older = sqlite3.connect(tmp_path / "older.db")
@@ -42,6 +50,7 @@ def test_new_stores_use_8k_pages_and_older_ones_keep_theirs(store: Store, tmp_pa
         assert reopened.papers.count_papers() == 1
 
 
+@SQLITE_ONLY
 def test_a_database_from_a_newer_papersift_is_refused(store: Store) -> None:
     store.conn.execute("INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'now')")
     with pytest.raises(StoreError, match="newer"):
@@ -97,11 +106,11 @@ def test_links_written_by_older_versions_are_not_a_change(store: Store) -> None:
                                       "abs": "https://arxiv.org/abs/2401.00001"})])
     # Earlier papersift wrote links with json.dumps: the same object, spaced out.
     spaced = '{"abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"}'
-    store.conn.execute("UPDATE papers SET links = ?", (spaced,))
+    run_sql(store, "UPDATE papers SET links = ?", (spaced,))
     report = add_records(store, [paper(source="arxiv", links={
         "abs": "https://arxiv.org/abs/2401.00001", "pdf": "https://arxiv.org/pdf/2401.00001"})])
     assert (report.updated, report.unchanged) == ([], 1)
-    assert store.conn.execute("SELECT links FROM papers").fetchone()[0] == spaced
+    assert run_sql(store, "SELECT links FROM papers") == [(spaced,)]
     report = add_records(store, [paper(source="arxiv", links={"doi": "https://doi.org/10.1/x"})])
     assert report.updated == ["2401.00001"]
     assert store.papers.get_paper("2401.00001")["links"] == {
@@ -162,14 +171,17 @@ def test_one_batch_of_merges_new_papers_and_repeats(store: Store) -> None:
     titles = {p["id"]: p["title"] for p in store.papers.iter_papers()}
     assert titles["2401.00003"].endswith("trees") and titles["2401.00001"].endswith("forests")
     assert titles["2402.00001"].endswith("meshes")
-    store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
-    found = {r[0] for r in store.conn.execute(
-        "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
-        " WHERE papers_fts MATCH 'trees OR forests OR meshes OR lattices OR graphs'")}
-    assert found == {"2401.00001", "2401.00002", "2401.00003", "2402.00001"}
-    assert {r[0] for r in store.conn.execute(
-        "SELECT p.id FROM papers_fts JOIN papers p ON p.pk = papers_fts.rowid"
-        " WHERE papers_fts MATCH 'lattices'")} == set()
+    if store.location.endswith(".db"):
+        store.conn.execute("INSERT INTO papers_fts(papers_fts, rank) VALUES('integrity-check', 1)")
+
+    def matching(*words: str) -> set[str]:
+        query = KeywordQuery([Term(w) for w in words], "OR")
+        pks = [pk for pk, _ in store.search.keyword_search(query, (1, 1, 1))]
+        return {row["id"] for row in store.search.search_rows(pks).values()}
+
+    assert matching("trees", "forests", "meshes", "lattices", "graphs") == {
+        "2401.00001", "2401.00002", "2401.00003", "2402.00001"}
+    assert matching("lattices") == set()
 
 
 def test_author_slugs_stay_unique(store: Store) -> None:
@@ -178,6 +190,7 @@ def test_author_slugs_stay_unique(store: Store) -> None:
     assert slugs == ["jose-nunez", "jose-nunez-2", "jose-nunez-3"]
 
 
+@SQLITE_ONLY
 def test_full_text_index_follows_inserts_and_updates(store: Store) -> None:
     def hits(term: str) -> list[str]:
         return [r[0] for r in store.conn.execute(
@@ -208,6 +221,7 @@ def test_stats_count_by_source_category_and_month(store: Store) -> None:
     assert stats["by_month"] == {"2025-03": 1, "2025-04": 1}
 
 
+@SQLITE_ONLY
 def test_a_failed_batch_leaves_nothing_behind(store: Store) -> None:
     store.conn.execute("CREATE TRIGGER boom BEFORE INSERT ON paper_sources BEGIN"
                        " SELECT RAISE(ABORT, 'disk on fire'); END")

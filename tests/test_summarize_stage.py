@@ -21,6 +21,9 @@ ABSTRACT = (
     "perplexity on sequences of up to 128,000 tokens."
 )
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 
 def record(n: int, announced: str = "2026-01-05", **changes) -> PaperRecord:
     name = f"Skip{n}Attn"

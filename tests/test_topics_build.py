@@ -15,6 +15,9 @@ from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import label_checks
 from papersift.topics.phrases import STOPWORDS
 
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
 DIM = 32
 # Each synthetic field: the phrases its abstracts are written from.
 FIELDS = {

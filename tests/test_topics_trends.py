@@ -6,9 +6,13 @@ from dataclasses import replace
 from datetime import date, timedelta
 
 import numpy as np
+import pytest
 
 from papersift.topics import BuildTopics, trending, weekly_series
 from tests.test_topics_build import FIELDS, PARAMS, abstract_for, add_papers, field_centers, noisy
+
+# Every test that uses the store runs on each backend (tests/conftest.py).
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
 
 def test_weekly_counts_and_trending(store, settings) -> None:

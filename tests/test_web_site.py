@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +21,26 @@ from tests.web_helpers import (
     LiveServer,
     fill_store,
     free_port,
+    site_database_url,
     write_fixture,
 )
 
+# Browser tests check what happens in the browser: one backend serves them.
+SQLITE_SITE = pytest.mark.parametrize("site", ["sqlite"], indirect=True)
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PAGE_SIZE = 10
 _ITEM = re.compile(r'class="paper-title"><a href="([^"]+)">(.*?)</a>', re.S)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Any:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The site over a store of each backend (browser tests use the SQLite one only: what
+    they check happens in the browser)."""
     root = tmp_path_factory.mktemp("web")
     records = write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), root / "papers.jsonl")
     port = free_port()
     settings = load_settings(environ={}, config=root / "none.toml", data_dir=str(root / "data"),
+                             database_url=site_database_url(request),
                              page_size_web=PAGE_SIZE, admin_token=ADMIN_TOKEN,
                              base_url=f"http://127.0.0.1:{port}", threads=1)
     how = fill_store(settings, root / "papers.jsonl")
@@ -199,9 +204,8 @@ def test_writes_need_the_admin_token(site: Any) -> None:
     ok = site.client.post(f"/api/flag/{pid}", json={"reason": "misleading"},
                           headers={"authorization": f"Bearer {ADMIN_TOKEN}"})
     assert ok.status_code == 200, ok.text
-    with sqlite3.connect(site.settings.paths.database) as conn:
-        flagged = conn.execute("SELECT flagged FROM summaries WHERE paper_id = ?", (pid,)).fetchone()
-    assert flagged[0] == 1
+    with open_store(site.settings) as store:
+        assert store.summaries.get_summary(pid)["flagged"]
 
 
 def test_hostile_text_is_escaped_in_every_format(site: Any) -> None:
@@ -248,6 +252,7 @@ class Watched:
 
 
 @pytest.mark.browser
+@SQLITE_SITE
 def test_reader_walks_front_section_topic_paper_author_search(site: Any, browser: Any) -> None:
     watched = Watched(browser, viewport={"width": 1100, "height": 900})
     page = watched.page
@@ -311,6 +316,7 @@ def test_reader_walks_front_section_topic_paper_author_search(site: Any, browser
 
 
 @pytest.mark.browser
+@SQLITE_SITE
 def test_no_script_runs_from_a_hostile_title(site: Any, browser: Any) -> None:
     watched = Watched(browser)
     page = watched.page
@@ -330,6 +336,7 @@ def test_no_script_runs_from_a_hostile_title(site: Any, browser: Any) -> None:
 
 
 @pytest.mark.browser
+@SQLITE_SITE
 def test_readable_at_320_pixels_and_in_dark_mode(site: Any, browser: Any) -> None:
     topic = biggest_topic(site)
     watched = Watched(browser, viewport={"width": 320, "height": 640}, color_scheme="dark")

@@ -15,7 +15,7 @@ from papersift.datadir import DataDir
 from papersift.search.onnx_export import MODEL_NAME
 from papersift.settings import Settings
 from papersift.store import open_store
-from papersift.store.sqlite.db import transaction
+from tests.store_sql import run_sql
 
 XSS_ID = "2607.99999"
 XSS_TITLE = "<script>alert(1)</script>"
@@ -83,13 +83,10 @@ def fill_store(settings: Settings, fixture: Path) -> dict[str, str]:
         how["summaries"] = json.dumps(Summarize().run(store, settings).as_dict(),
                                       default=str)[:200]
         # An old slug that a rebuild merged away: pages must answer 301 to the live topic.
-        biggest = store.conn.execute(
-            "SELECT topic_id FROM paper_topics GROUP BY 1 ORDER BY count(*) DESC LIMIT 1"
-        ).fetchone()[0]
-        with transaction(store.conn):
-            store.conn.execute(
-                "INSERT OR REPLACE INTO topic_redirects(old_slug, new_topic_id, reason)"
-                " VALUES ('an-old-topic-slug', ?, 'merge')", (biggest,))
+        biggest = max(store.topics.list_topics(include_other=False), key=lambda t: t["size"])
+        run_sql(store, "INSERT INTO topic_redirects(old_slug, new_topic_id, reason)"
+                " VALUES ('an-old-topic-slug', ?, 'merge') ON CONFLICT (old_slug)"
+                " DO UPDATE SET new_topic_id = excluded.new_topic_id", (biggest["id"],))
     return how
 
 
@@ -126,3 +123,14 @@ class LiveServer:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+
+
+def site_database_url(request: Any) -> str:
+    """The database_url of a module's site for its backend param: "" (the data dir's SQLite
+    file) or a fresh PostgreSQL database, dropped when the module is done."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return ""
+    server = request.getfixturevalue("postgres_server")
+    name = server.new_database()
+    request.addfinalizer(lambda: server.drop_database(name))
+    return server.url(name)

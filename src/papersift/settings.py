@@ -32,6 +32,10 @@ SETTINGS: tuple[Setting, ...] = (
     # -- storage
     Setting("data_dir", str, "", "Folder for the database, indexes, exported models and caches "
             "(default: the per-user data dir)."),
+    Setting("database_url", str, "",
+            "Where the store lives: empty for the SQLite file papersift.db in the data dir, "
+            "sqlite:///path/to/file.db, or postgresql://user:password@host/dbname (needs the "
+            "postgres extra: pip install 'papersift[postgres]')."),
     # -- ingestion
     Setting("sources", str, "arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML",
             "Space-separated SOURCE specs that `papersift update` ingests."),

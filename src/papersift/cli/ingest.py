@@ -15,6 +15,7 @@ from papersift.ingest.stage import Ingest
 from papersift.plugins import plugins
 from papersift.settings import SETTINGS, settings_markdown
 from papersift.sources import SourceOptions, parse_spec
+from papersift.store import redact_url
 
 
 def _day(value: str | None, name: str) -> date | None:
@@ -108,7 +109,8 @@ def settings_command(
         print(settings_markdown())
         return
     current = common.settings()
-    rows = [{"name": s.name, "value": getattr(current, s.name), "default": s.default,
+    rows = [{"name": s.name, "value": redact_url(getattr(current, s.name)) if s.name ==
+             "database_url" else getattr(current, s.name), "default": s.default,
              "env": s.env_var, "help": s.help} for s in SETTINGS]
     common.output(rows, as_json, _print_settings)
 

@@ -99,7 +99,7 @@ def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProg
         raise TaskError(f"file not found: {papers}")
     records, sampled = _records(papers, task, negatives)
     with tempfile.TemporaryDirectory(prefix="papersift-recommend-") as folder:
-        temp = settings.replace(data_dir=folder)
+        temp = settings.replace(data_dir=folder, database_url="")  # never the real store
         store = open_store(temp)
         try:
             ordered = list(records.values())
@@ -118,7 +118,7 @@ def task_store(task: Task, papers: Path, settings: Settings, on_progress: OnProg
 
 def _reuse_vectors(store: Store, settings: Settings) -> int:
     """Copy vectors of the same text from the configured store (embedding is the slow part)."""
-    if not settings.paths.database.is_file():
+    if not settings.database_url and not settings.paths.database.is_file():
         return 0
     with open_store(settings, readonly=True) as home:
         model = model_id(settings, home)

@@ -115,7 +115,7 @@ def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None 
     with contextlib.ExitStack() as stack:
         folder = str(keep_in) if keep_in else stack.enter_context(
             tempfile.TemporaryDirectory(prefix="papersift-eval-"))
-        temp_settings = settings.replace(data_dir=folder)
+        temp_settings = settings.replace(data_dir=folder, database_url="")  # never the real store
         store = open_store(temp_settings)
         stack.callback(store.close)
         if store.papers.count_papers(include_duplicates=True) == 0:

@@ -7,6 +7,7 @@ plugin and implements all of them.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from papersift.plugins import plugins
 from papersift.settings import Settings
@@ -23,15 +24,25 @@ from papersift.store.contracts import (
 
 __all__ = [
     "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "Term",
-    "UpsertReport", "open_store",
+    "UpsertReport", "open_store", "redact_url",
 ]
 
 
+def redact_url(url: str) -> str:
+    """A store's URL without its password (for messages, logs and `papersift settings`)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def open_store(target: Settings | Path | str, readonly: bool = False) -> Store:
-    """Open (and migrate, unless read-only) the store of these settings, or at this location:
-    a database file's path or a URL such as sqlite:///path/to/papersift.db."""
+    """Open (and migrate, unless read-only) the store of these settings (their database_url,
+    else the SQLite file in their data dir), or at this location: a database file's path or a
+    URL such as sqlite:///path/to/papersift.db or postgresql://host/dbname."""
     if isinstance(target, Settings):
-        target = target.paths.database
+        target = target.database_url.strip() or target.paths.database
     location = str(target)
     scheme = location.split("://", 1)[0] if "://" in location else "sqlite"
     for backend in plugins().stores:

@@ -612,6 +612,37 @@ class DeliveryStore(Protocol):
         ...
 
 
+class TablesStore(Protocol):
+    """Every table's rows as all backends share them (store.tables.TABLES): what
+    `papersift migrate` copies from one store into another and then compares.
+
+    A row is a tuple of the table's columns in TABLES' order (None, int, float, str or
+    bytes; a vector as its float32 little-endian bytes); rows come in key order."""
+
+    def table_names(self) -> list[str]:
+        """The tables a copy goes through, in order."""
+        ...
+
+    def count_rows(self, table: str, through: Sequence[Any] | None = None) -> int:
+        """Rows of a table (those whose key is at most `through`, if given)."""
+        ...
+
+    def last_key(self, table: str) -> tuple[Any, ...] | None:
+        """The highest key of a table, None if it is empty."""
+        ...
+
+    def read_rows(self, table: str, after: Sequence[Any] | None = None,
+                  limit: int = 1000) -> list[tuple[Any, ...]]:
+        """Up to `limit` rows in key order, from the first key above `after`."""
+        ...
+
+    def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Add rows in one transaction, skipping those whose key is stored; what derives
+        from them (the keyword index, the next ids handed out) follows. Returns how many
+        were added."""
+        ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """A store: its concerns, and what belongs to the connection as a whole."""
@@ -624,6 +655,7 @@ class Store(Protocol):
     pages: PagesStore
     readers: ReadersStore
     delivery: DeliveryStore
+    tables: TablesStore
     location: str  # what open_store() takes to open this store again (helper processes do)
 
     def data_version(self) -> int:
@@ -641,5 +673,5 @@ class Store(Protocol):
 CONCERNS: dict[str, type] = {
     "papers": PapersStore, "search": SearchStore, "embeddings": EmbeddingsStore,
     "summaries": SummariesStore, "topics": TopicsStore, "pages": PagesStore,
-    "readers": ReadersStore, "delivery": DeliveryStore,
+    "readers": ReadersStore, "delivery": DeliveryStore, "tables": TablesStore,
 }

@@ -13,6 +13,7 @@ from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.readers import Readers
 from papersift.store.sqlite.search import Search
 from papersift.store.sqlite.summaries import Summaries
+from papersift.store.sqlite.tables import Tables
 from papersift.store.sqlite.topics import Topics
 
 
@@ -31,6 +32,7 @@ class SQLiteStore:
         self.pages = Pages(self.conn, self.path)
         self.readers = Readers(self.conn, self.path)
         self.delivery = Delivery(self.conn, self.path)
+        self.tables = Tables(self.conn, self.path)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""

@@ -1,0 +1,272 @@
+"""The PostgreSQL connection: its own schema, numbered migrations applied on open, transactions retried on deadlock, vectors as numpy arrays, and the base of every concern."""
+
+from __future__ import annotations
+
+import random
+import re
+import struct
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any, TypeVar
+
+import numpy as np
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.adapt import Dumper, Loader, PyFormat
+from psycopg.pq import Format, TransactionStatus
+from psycopg.rows import dict_row
+from psycopg.types import TypeInfo
+
+from papersift.clock import utc_now
+from papersift.store import redact_url as redact
+from papersift.store.contracts import StoreError
+
+T = TypeVar("T")
+SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+# Advisory lock keys (arbitrary, papersift's own): one for migrating, one that paper upserts
+# take in turn (see Papers.upsert_papers).
+MIGRATE_LOCK = 0x7061_7065_7273_0001
+PAPERS_LOCK = 0x7061_7065_7273_0002
+# A write that lost a deadlock or a serialization race is run again this many times.
+_RETRIES = 5
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(number, file name, SQL) for every packaged migration, in order."""
+    found = []
+    for entry in resources.files("papersift.store.postgres.migrations").iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort()
+    numbers = [n for n, _, _ in found]
+    if len(set(numbers)) != len(numbers):
+        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
+    return found
+
+
+def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
+    """Open the database at `url`, migrating papersift's schema to the newest unless read-only.
+
+    The connection is in autocommit mode: a read is one statement (one snapshot), and every
+    write method opens its own transaction (`transaction`)."""
+    try:
+        # No server-side prepared statements: a generic plan would evaluate a query's
+        # tsquery functions once per row instead of once (4x slower keyword search), and
+        # transaction-mode connection poolers do not keep them anyway.
+        conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
+    try:
+        conn.execute("SELECT set_config('search_path', %s, false)", (f"{SCHEMA}, public",))
+        if readonly:
+            conn.execute("SET default_transaction_read_only = on")
+            if not _check_version(conn):
+                raise StoreError(f"{redact(url)} holds no papersift store yet; open it once "
+                                 "without read-only (any command but a read-only one)")
+        else:
+            migrate(conn)
+        _extension_schemas_on_path(conn)
+        register_vector(conn)
+        register_nul_free_text(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _applied(conn: psycopg.Connection[Any]) -> set[int]:
+    exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.schema_migrations",)).fetchone()
+    if exists[0] is None:
+        return set()
+    return {r[0] for r in conn.execute(f"SELECT number FROM {SCHEMA}.schema_migrations")}
+
+
+def _check_version(conn: psycopg.Connection[Any]) -> set[int]:
+    applied = _applied(conn)
+    newest = max((n for n, _, _ in migrations()), default=0)
+    if applied and max(applied) > newest:
+        raise StoreError(f"database schema {max(applied)} is newer than this papersift "
+                         f"({newest}); upgrade papersift")
+    return applied
+
+
+def migrate(conn: psycopg.Connection[Any]) -> list[str]:
+    """Apply the migrations the database lacks, each in its own transaction under an advisory
+    lock (several processes may open a new database at once); returns their names."""
+    known = migrations()
+    if _check_version(conn) >= {n for n, _, _ in known}:
+        return []
+    done = []
+    for number, name, sql in known:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_migrations ("
+                " number integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)")
+            if number in _applied(conn):  # another process was first
+                continue
+            conn.execute(sql.encode())  # no parameters: the simple protocol runs a whole script
+            conn.execute(f"INSERT INTO {SCHEMA}.schema_migrations (number, name, applied_at)"
+                         " VALUES (%s, %s, %s)", (number, name, utc_now()))
+        done.append(name)
+    return done
+
+
+def _extension_schemas_on_path(conn: psycopg.Connection[Any]) -> None:
+    """Put the schemas of the extensions papersift uses on the search path (an administrator
+    may have installed them anywhere)."""
+    found = [r[0] for r in conn.execute(
+        "SELECT DISTINCT n.nspname FROM pg_extension e JOIN pg_namespace n"
+        " ON n.oid = e.extnamespace WHERE e.extname IN ('vector', 'unaccent')"
+        " AND n.nspname NOT IN (%s, 'public') ORDER BY 1", (SCHEMA,))]
+    if found:
+        path = ", ".join([SCHEMA, *(f'"{name}"' for name in found), "public"])
+        conn.execute("SELECT set_config('search_path', %s, false)", (path,))
+
+
+# ------------------------------------------------------------------ vectors
+class VectorDumper(Dumper):
+    """A numpy array as pgvector's binary `vector`: dimension, unused, big-endian float32s."""
+
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        values = np.asarray(obj, dtype=">f4").ravel()
+        return struct.pack(">HH", values.shape[0], 0) + values.tobytes()
+
+
+class VectorBinaryLoader(Loader):
+    format = Format.BINARY
+
+    def load(self, data: Any) -> np.ndarray:
+        dim = struct.unpack_from(">H", data)[0]
+        return np.frombuffer(bytes(data), dtype=">f4", count=dim, offset=4).astype(np.float32)
+
+
+class VectorTextLoader(Loader):
+    def load(self, data: Any) -> np.ndarray:
+        text = bytes(data).decode().strip("[]")
+        return np.array(text.split(",") if text else [], dtype=np.float32)
+
+
+def register_vector(conn: psycopg.Connection[Any]) -> None:
+    """numpy arrays go to the server as `vector`, and `vector` values come back as arrays."""
+    info = TypeInfo.fetch(conn, "vector")
+    if info is None:
+        raise StoreError("the pgvector extension is not installed in this database")
+    dumper = type("BoundVectorDumper", (VectorDumper,), {"oid": info.oid})
+    conn.adapters.register_dumper(np.ndarray, dumper)
+    conn.adapters.register_loader(info.oid, VectorBinaryLoader)
+    conn.adapters.register_loader(info.oid, VectorTextLoader)
+
+
+# ---------------------------------------------------------------- text
+class _NulFreeText(Dumper):
+    """Text without NUL characters, which PostgreSQL's text cannot hold (SQLite's can): a
+    record or a form carrying one is stored without it instead of failing its whole batch."""
+
+    def __init__(self, cls: type, context: Any = None) -> None:
+        super().__init__(cls, context)
+        self._inner = self.wrapped(cls, context)
+        self.oid = self._inner.oid
+
+    def dump(self, obj: str) -> Any:
+        return self._inner.dump(obj.replace("\0", "") if "\0" in obj else obj)
+
+
+def register_nul_free_text(conn: psycopg.Connection[Any]) -> None:
+    for fmt in (PyFormat.TEXT, PyFormat.BINARY):
+        wrapped = conn.adapters.get_dumper(str, fmt)
+        dumper = type(f"NulFree{wrapped.__name__}", (_NulFreeText,),
+                      {"wrapped": wrapped, "format": wrapped.format})
+        conn.adapters.register_dumper(str, dumper)
+
+
+# ------------------------------------------------------------ transactions
+@contextmanager
+def transaction(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+    """BEGIN ... COMMIT, rolled back on any error (including KeyboardInterrupt)."""
+    with conn.transaction():
+        yield conn
+
+
+@contextmanager
+def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Several reads that see one committed state: a REPEATABLE READ, READ ONLY transaction
+    (or the transaction already open)."""
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        yield
+        return
+    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    try:
+        yield
+    except BaseException:
+        if conn.info.transaction_status != TransactionStatus.UNKNOWN:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def retrying(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
+    """Run `work` in one transaction; run it again if it lost a deadlock (PostgreSQL ends one
+    of the two) or a serialization race. `work` must only write through this connection."""
+    for attempt in range(_RETRIES):
+        try:
+            with conn.transaction():
+                return work()
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
+            if attempt == _RETRIES - 1:
+                raise StoreError(f"a write kept colliding with others: {exc}") from None
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+class Concern:
+    """The queries of one concern over the store's connection (see store.contracts)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
+        self.conn = conn
+        self.location = location
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self.conn.cursor(row_factory=dict_row) as cursor:
+            return cursor.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        return self.conn.execute(sql, params).fetchone()
+
+    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+
+def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
+                ) -> list[Sequence[Any]]:
+    """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
+    leave), in key order: one statement may not upsert a row twice, and writers that take
+    rows in the same order cannot deadlock on them."""
+    last: dict[Any, Sequence[Any]] = {}
+    for row in rows:
+        last[key(row)] = row
+    return [last[k] for k in sorted(last)]
+
+
+def insert_rows(conn: psycopg.Connection[Any], table: str, columns: Sequence[str],
+                types: Sequence[str], rows: Sequence[Sequence[Any]], suffix: str = ""
+                ) -> psycopg.Cursor[Any]:
+    """INSERT these rows, in their order, in one statement (one array per column: a round
+    trip and a plan, not one per row); `suffix` is an ON CONFLICT / RETURNING clause."""
+    names = ", ".join(columns)
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    values = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * len(columns)
+    return conn.execute(
+        f"INSERT INTO {table} ({names}) SELECT {names} FROM unnest({arrays})"
+        f" WITH ORDINALITY AS u({names}, row_number) ORDER BY row_number {suffix}", values)

@@ -1,0 +1,105 @@
+"""Delivery in PostgreSQL: digest schedules, digests and the papers they sent, used links, private feed tokens."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from papersift.clock import utc_now
+from papersift.store.postgres.db import Concern, transaction
+
+DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
+_READER = "r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version"
+
+
+def _digest(row: dict[str, Any]) -> dict[str, Any]:
+    row["papers"] = json.loads(row["papers"])
+    return row
+
+
+class Delivery(Concern):
+    """How readers are reached (contract: DeliveryStore)."""
+
+    def delivery_settings(self, reader_id: int) -> dict[str, Any]:
+        row = self.one("SELECT schedule, days, paused FROM delivery_settings"
+                       " WHERE reader_id = %s", (reader_id,))
+        if row is None:
+            return dict(DEFAULTS, days=list(DEFAULTS["days"]))
+        return {"schedule": row[0], "days": [d for d in row[1].split(",") if d],
+                "paused": bool(row[2])}
+
+    def set_delivery_settings(self, reader_id: int, schedule: str, days: Sequence[str],
+                              paused: bool) -> None:
+        self.conn.execute(
+            "INSERT INTO delivery_settings (reader_id, schedule, days, paused)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (reader_id) DO UPDATE SET"
+            " schedule = excluded.schedule, days = excluded.days, paused = excluded.paused",
+            (reader_id, schedule, ",".join(days), int(paused)))
+
+    def set_feed_token(self, reader_id: int, token_hash: str | None) -> None:
+        self.conn.execute(
+            "INSERT INTO delivery_settings (reader_id, feed_token_hash) VALUES (%s, %s)"
+            " ON CONFLICT (reader_id) DO UPDATE SET feed_token_hash = excluded.feed_token_hash",
+            (reader_id, token_hash))
+
+    def reader_of_feed_token(self, token_hash: str) -> dict[str, Any] | None:
+        rows = self.dicts(
+            f"SELECT {_READER} FROM delivery_settings d JOIN readers r ON r.id = d.reader_id"
+            " WHERE d.feed_token_hash = %s", (token_hash,))
+        return rows[0] if rows else None
+
+    def digest_recipients(self) -> list[dict[str, Any]]:
+        rows = self.dicts(
+            f"SELECT {_READER}, (SELECT max(sent_at) FROM digests g WHERE g.reader_id = r.id"
+            " AND g.status = 'sent') AS last_sent_at FROM readers r"
+            " WHERE r.email IS NOT NULL AND r.email != '' ORDER BY r.id")
+        found = []
+        for reader in rows:
+            last = reader.pop("last_sent_at")
+            found.append({"reader": reader, "settings": self.delivery_settings(reader["id"]),
+                          "last_sent_at": last})
+        return found
+
+    def start_digest(self, reader_id: int, day: str, message_id: str,
+                     paper_ids: Sequence[str]) -> dict[str, Any]:
+        with transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO digests (reader_id, day, message_id, papers, status, created_at)"
+                " VALUES (%s, %s, %s, %s, 'pending', %s) ON CONFLICT DO NOTHING",
+                (reader_id, day, message_id, json.dumps(list(paper_ids)), utc_now()))
+            row = self.dicts("SELECT * FROM digests WHERE reader_id = %s AND day = %s",
+                             (reader_id, day))[0]
+        return _digest(row)
+
+    def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
+        with transaction(self.conn):
+            reader_id, papers = self.one(
+                "UPDATE digests SET status = 'sent', sent_at = %s, attempts = attempts + 1,"
+                " last_error = NULL WHERE id = %s RETURNING reader_id, papers",
+                (sent_at, digest_id))
+            self.conn.execute(
+                "INSERT INTO digest_papers (reader_id, paper_id, digest_id)"
+                " SELECT %s, p, %s FROM unnest(%s::text[]) AS p ON CONFLICT DO NOTHING",
+                (reader_id, digest_id, json.loads(papers)))
+
+    def mark_digest_failed(self, digest_id: int, error: str) -> None:
+        self.conn.execute("UPDATE digests SET status = 'failed', attempts = attempts + 1,"
+                          " last_error = %s WHERE id = %s", (error[:500], digest_id))
+
+    def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return [_digest(r) for r in self.dicts(
+            "SELECT * FROM digests WHERE reader_id = %s ORDER BY day DESC, id DESC",
+            (reader_id,))]
+
+    def sent_paper_ids(self, reader_id: int) -> set[str]:
+        return {r[0] for r in self.rows(
+            "SELECT paper_id FROM digest_papers WHERE reader_id = %s", (reader_id,))}
+
+    def use_link(self, nonce: str, reader_id: int, at: str) -> str | None:
+        """None the first time (the link is spent), else when it was used before. One
+        statement: of two clicks at once, exactly one spends it."""
+        if self.one("INSERT INTO used_links (nonce, reader_id, used_at) VALUES (%s, %s, %s)"
+                    " ON CONFLICT DO NOTHING RETURNING nonce", (nonce, reader_id, at)):
+            return None
+        return str(self.value("SELECT used_at FROM used_links WHERE nonce = %s", (nonce,)))

@@ -1,0 +1,299 @@
+"""Readers in PostgreSQL: accounts, sessions, login failures, invitations, and each reader's own signals."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from papersift.clock import utc_now
+from papersift.store.contracts import StoreConflict
+from papersift.store.postgres.db import Concern, transaction
+
+_READER = "id, name, email, created_at, last_seen_at, signals_version"
+# Every table that holds a reader's own rows (deleted with the reader).
+_OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
+               "delivery_settings", "digests", "digest_papers", "used_links")
+_RANKING = (
+    "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+    " (SELECT string_agg(c.category, ' ' ORDER BY c.position) FROM paper_categories c"
+    "  WHERE c.paper_id = p.id) AS categories,"
+    " (SELECT string_agg(a.slug, ' ' ORDER BY pa.position) FROM paper_authors pa"
+    "  JOIN authors a ON a.id = pa.author_id WHERE pa.paper_id = p.id) AS author_slugs,"
+    " pt.topic_id, t.section_id FROM papers p"
+    " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
+    " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL"
+)
+
+
+def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"], "title": row["title"], "abstract": row["abstract"],
+        "authors": [a for a in row["authors_text"].split(", ") if a],
+        "categories": (row["categories"] or "").split(),
+        "author_slugs": (row["author_slugs"] or "").split(),
+        "topic_id": row["topic_id"], "section_id": row["section_id"],
+        "sort_date": row["sort_date"],
+    }
+
+
+def _day_before(at: str) -> str | None:
+    """The day before an ISO time's day (as SQLite's date(at, '-1 day')), None if not a date."""
+    try:
+        return (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return None
+
+
+class Readers(Concern):
+    """Accounts and each reader's signals (contract: ReadersStore)."""
+
+    # ------------------------------------------------------------- accounts
+    def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
+        try:
+            return int(self.value(
+                "INSERT INTO readers (name, email, password_hash, created_at)"
+                " VALUES (%s, %s, %s, %s) RETURNING id", (name, email, password_hash, utc_now())))
+        except psycopg.errors.UniqueViolation:
+            raise StoreConflict(f"the name {name!r} is taken") from None
+
+    def find_reader(self, name: str) -> dict[str, Any] | None:
+        rows = self.dicts(f"SELECT {_READER}, password_hash FROM readers"
+                          " WHERE lower(name) = lower(%s)", (name,))
+        return rows[0] if rows else None
+
+    def get_reader(self, reader_id: int) -> dict[str, Any] | None:
+        rows = self.dicts(f"SELECT {_READER} FROM readers WHERE id = %s", (reader_id,))
+        return rows[0] if rows else None
+
+    def list_readers(self) -> list[dict[str, Any]]:
+        return self.dicts(f"SELECT {_READER} FROM readers ORDER BY lower(name), name")
+
+    def remove_reader(self, reader_id: int) -> bool:
+        with transaction(self.conn):
+            for table in _OWN_TABLES:
+                self.conn.execute(f"DELETE FROM {table} WHERE reader_id = %s", (reader_id,))
+            self.conn.execute("DELETE FROM collection_papers WHERE collection_id IN"
+                              " (SELECT id FROM collections WHERE reader_id = %s)", (reader_id,))
+            self.conn.execute("DELETE FROM collections WHERE reader_id = %s", (reader_id,))
+            self.conn.execute("UPDATE invitations SET used_by = NULL WHERE used_by = %s",
+                              (reader_id,))
+            cursor = self.conn.execute("DELETE FROM readers WHERE id = %s", (reader_id,))
+        return cursor.rowcount > 0
+
+    def set_password_hash(self, reader_id: int, password_hash: str) -> None:
+        self.conn.execute("UPDATE readers SET password_hash = %s WHERE id = %s",
+                          (password_hash, reader_id))
+
+    # ------------------------------------------------------------- sessions
+    def add_session(self, reader_id: int, token_hash: str, csrf_token: str,
+                    expires_at: str) -> None:
+        self.conn.execute(
+            "INSERT INTO reader_sessions (token_hash, reader_id, csrf_token, created_at,"
+            " expires_at) VALUES (%s, %s, %s, %s, %s)",
+            (token_hash, reader_id, csrf_token, utc_now(), expires_at))
+
+    def session_of(self, token_hash: str, now: str) -> dict[str, Any] | None:
+        rows = self.dicts(
+            "SELECT reader_id, csrf_token, expires_at FROM reader_sessions"
+            " WHERE token_hash = %s AND expires_at > %s", (token_hash, now))
+        if not rows:
+            return None
+        reader = self.get_reader(rows[0]["reader_id"])
+        if reader is None:
+            return None
+        if (reader["last_seen_at"] or "")[:10] != now[:10]:  # one write a day is enough
+            self.conn.execute("UPDATE readers SET last_seen_at = %s WHERE id = %s",
+                              (now, reader["id"]))
+        return {"reader": reader, "csrf_token": rows[0]["csrf_token"],
+                "expires_at": rows[0]["expires_at"]}
+
+    def end_session(self, token_hash: str) -> None:
+        self.conn.execute("DELETE FROM reader_sessions WHERE token_hash = %s", (token_hash,))
+
+    def end_sessions(self, reader_id: int) -> int:
+        return self.conn.execute("DELETE FROM reader_sessions WHERE reader_id = %s",
+                                 (reader_id,)).rowcount
+
+    # --------------------------------------------------- logins, invitations
+    def add_login_failure(self, key: str, at: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("INSERT INTO login_failures (key, at) VALUES (%s, %s)", (key, at))
+            # Old failures count for nothing: keep the table small.
+            day_before = _day_before(at)
+            if day_before is not None:
+                self.conn.execute("DELETE FROM login_failures WHERE key = %s AND at < %s",
+                                  (key, day_before))
+
+    def login_failures_since(self, key: str, since: str) -> int:
+        return int(self.value("SELECT count(*) FROM login_failures WHERE key = %s AND at >= %s",
+                              (key, since)))
+
+    def clear_login_failures(self, key: str) -> None:
+        self.conn.execute("DELETE FROM login_failures WHERE key = %s", (key,))
+
+    def add_invitation(self, code_hash: str, expires_at: str) -> None:
+        self.conn.execute("INSERT INTO invitations (code_hash, created_at, expires_at)"
+                          " VALUES (%s, %s, %s)", (code_hash, utc_now(), expires_at))
+
+    def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
+        return self.conn.execute(
+            "UPDATE invitations SET used_by = %s, used_at = %s WHERE code_hash = %s"
+            " AND used_at IS NULL AND expires_at > %s",
+            (reader_id, now, code_hash, now)).rowcount > 0
+
+    # -------------------------------------------------------------- signals
+    def _bump(self, reader_id: int) -> None:
+        """Inside a write transaction: the reader's signals changed."""
+        self.conn.execute("UPDATE readers SET signals_version = signals_version + 1"
+                          " WHERE id = %s", (reader_id,))
+
+    def _signal(self, reader_id: int, sql: str, params: Sequence[Any]) -> int:
+        """Run one write of a reader's signals (bumping their version if it changed a row)."""
+        with transaction(self.conn):
+            changed = self.conn.execute(sql, params).rowcount
+            if changed:
+                self._bump(reader_id)
+        return changed
+
+    def add_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        return self._signal(reader_id, "INSERT INTO follows (reader_id, kind, value, created_at)"
+                            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                            (reader_id, kind, value, utc_now())) > 0
+
+    def remove_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        return self._signal(reader_id, "DELETE FROM follows WHERE reader_id = %s AND kind = %s"
+                            " AND value = %s", (reader_id, kind, value)) > 0
+
+    def follows_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts("SELECT kind, value, created_at FROM follows WHERE reader_id = %s"
+                          " ORDER BY created_at, kind, value", (reader_id,))
+
+    def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
+        self._signal(reader_id, "INSERT INTO reactions (reader_id, paper_id, reaction, at)"
+                     " VALUES (%s, %s, %s, %s) ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
+                     " reaction = excluded.reaction, at = excluded.at",
+                     (reader_id, paper_id, reaction, utc_now()))
+
+    def clear_reaction(self, reader_id: int, paper_id: str) -> bool:
+        return self._signal(reader_id, "DELETE FROM reactions WHERE reader_id = %s"
+                            " AND paper_id = %s", (reader_id, paper_id)) > 0
+
+    def reactions_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts("SELECT paper_id, reaction, at FROM reactions WHERE reader_id = %s"
+                          " ORDER BY at DESC, paper_id", (reader_id,))
+
+    # ----------------------------------------------------------- collections
+    def _collection_id(self, reader_id: int, name: str) -> int | None:
+        return self.value("SELECT id FROM collections WHERE reader_id = %s AND name = %s",
+                          (reader_id, name))
+
+    def add_to_collection(self, reader_id: int, name: str, paper_id: str) -> None:
+        now = utc_now()
+        with transaction(self.conn):
+            self.conn.execute("INSERT INTO collections (reader_id, name, created_at)"
+                              " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING", (reader_id, name, now))
+            self.conn.execute("INSERT INTO collection_papers (collection_id, paper_id, added_at)"
+                              " VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                              (self._collection_id(reader_id, name), paper_id, now))
+            self._bump(reader_id)
+
+    def remove_from_collection(self, reader_id: int, name: str, paper_id: str) -> bool:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return False
+        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = %s"
+                            " AND paper_id = %s", (collection, paper_id)) > 0
+
+    def remove_collection(self, reader_id: int, name: str) -> bool:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return False
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM collection_papers WHERE collection_id = %s",
+                              (collection,))
+            self.conn.execute("DELETE FROM collections WHERE id = %s", (collection,))
+            self._bump(reader_id)
+        return True
+
+    def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts(
+            "SELECT c.name, count(cp.paper_id) AS papers, c.created_at FROM collections c"
+            " LEFT JOIN collection_papers cp ON cp.collection_id = c.id WHERE c.reader_id = %s"
+            " GROUP BY c.id ORDER BY c.name", (reader_id,))
+
+    def collection_papers(self, reader_id: int, name: str) -> list[str] | None:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return None
+        return [r[0] for r in self.rows(
+            "SELECT paper_id FROM collection_papers WHERE collection_id = %s"
+            " ORDER BY added_at DESC, paper_id", (collection,))]
+
+    # ------------------------------------------------------------- feedback
+    def add_feedback(self, reader_id: int, text: str) -> int:
+        return int(self.value("INSERT INTO feedback (reader_id, text, at) VALUES (%s, %s, %s)"
+                              " RETURNING id", (reader_id, text, utc_now())))
+
+    def feedback_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts("SELECT id, text, at FROM feedback WHERE reader_id = %s"
+                          " ORDER BY at DESC, id DESC", (reader_id,))
+
+    def add_profile_entry(self, reader_id: int, kind: str, phrase: str,
+                          feedback_id: int | None = None) -> int | None:
+        with transaction(self.conn):
+            entry = self.value(
+                "INSERT INTO profile_entries (reader_id, kind, phrase, feedback_id, created_at)"
+                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                (reader_id, kind, phrase, feedback_id, utc_now()))
+            if entry is not None:
+                self._bump(reader_id)
+        return None if entry is None else int(entry)
+
+    def remove_profile_entry(self, reader_id: int, entry_id: int) -> bool:
+        return self._signal(reader_id, "DELETE FROM profile_entries WHERE reader_id = %s"
+                            " AND id = %s", (reader_id, entry_id)) > 0
+
+    def profile_entries(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts("SELECT id, kind, phrase, feedback_id, created_at FROM profile_entries"
+                          " WHERE reader_id = %s ORDER BY id", (reader_id,))
+
+    # ---------------------------------------------------------------- shown
+    def mark_shown(self, reader_id: int, paper_ids: Sequence[str], at: str) -> None:
+        if paper_ids:
+            self.conn.execute(
+                "INSERT INTO shown (reader_id, paper_id, first_at) SELECT %s, p, %s"
+                " FROM unnest(%s::text[]) AS p ORDER BY p ON CONFLICT DO NOTHING",
+                (reader_id, at, sorted(set(paper_ids))))
+
+    def shown_before(self, reader_id: int, before: str) -> set[str]:
+        return {r[0] for r in self.rows(
+            "SELECT paper_id FROM shown WHERE reader_id = %s AND first_at < %s",
+            (reader_id, before))}
+
+    # -------------------------------------------------------------- ranking
+    def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None
+                     ) -> list[dict[str, Any]]:
+        where, params = "p.duplicate_of IS NULL", []
+        if ids is not None:
+            where += " AND p.id = ANY(%s::text[])"
+            params.append(list(dict.fromkeys(ids)))
+        elif since is not None:
+            where += " AND p.sort_date >= %s"
+            params.append(since)
+        return [_ranking_row(r) for r in self.dicts(f"{_RANKING} WHERE {where} ORDER BY p.pk",
+                                                     params)]
+
+    def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
+        total = int(self.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL"
+                               " AND sort_date < %s", (before,)))
+        if not total or n <= 0:
+            return []
+        step = max(1, total // n)
+        ids = [r[0] for r in self.rows(
+            "SELECT id FROM (SELECT id, row_number() OVER (ORDER BY pk) AS k FROM papers"
+            " WHERE duplicate_of IS NULL AND sort_date < %s) AS numbered WHERE k %% %s = 0"
+            " ORDER BY k LIMIT %s", (before, step, n))]
+        return self.ranking_rows(ids=ids)

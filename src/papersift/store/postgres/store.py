@@ -1,0 +1,47 @@
+"""The PostgreSQL store: one connection shared by its concerns, and what belongs to the connection as a whole."""
+
+from __future__ import annotations
+
+from papersift.store.postgres.db import connect
+from papersift.store.postgres.delivery import Delivery
+from papersift.store.postgres.embeddings import Embeddings
+from papersift.store.postgres.pages import Pages
+from papersift.store.postgres.papers import Papers
+from papersift.store.postgres.readers import Readers
+from papersift.store.postgres.search import Search
+from papersift.store.postgres.summaries import Summaries
+from papersift.store.postgres.tables import Tables
+from papersift.store.postgres.topics import Topics
+
+
+class PostgresStore:
+    """One PostgreSQL database (contract: store.contracts.Store); concerns share one connection.
+
+    `location` is the URL it was opened with (passwords included: helper processes open it
+    again; print it through db.redact)."""
+
+    def __init__(self, url: str, readonly: bool = False) -> None:
+        self.location = url
+        self.conn = connect(url, readonly=readonly)
+        self.papers = Papers(self.conn, url)
+        self.search = Search(self.conn, url)
+        self.embeddings = Embeddings(self.conn, url)
+        self.summaries = Summaries(self.conn, url)
+        self.topics = Topics(self.conn, url)
+        self.pages = Pages(self.conn, url)
+        self.readers = Readers(self.conn, url)
+        self.delivery = Delivery(self.conn, url)
+        self.tables = Tables(self.conn, url)
+
+    def data_version(self) -> int:
+        """Moves when a transaction that changed what pages show commits (migration 0007)."""
+        return int(self.conn.execute("SELECT version FROM data_version").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,105 @@
+"""The tables every store backend holds, with the same columns: what `papersift migrate` copies from one backend to another.
+
+Each backend keeps its own machinery beside them (SQLite's FTS5 tables and bulk-load marks,
+PostgreSQL's tsvector column and data_version), which is rebuilt from these rows, never copied.
+A row travels as a tuple of the columns below, in this order, holding None, int, float, str
+or bytes; a vector travels as its float32 little-endian bytes (as SQLite stores it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]  # unique, and the order rows are read and copied in
+    vectors: tuple[str, ...] = ()  # columns holding float32 vectors
+    numbered: bool = False  # the key is an integer id the backend hands out
+
+    def key_of(self, row: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(row[self.columns.index(k)] for k in self.key)
+
+
+def _t(name: str, columns: str, key: str | None = None, vectors: str = "") -> Table:
+    names = tuple(columns.split())
+    return Table(name, names, tuple((key or names[0]).split()), tuple(vectors.split()),
+                 numbered=key is None and names[0] in ("id", "pk"))
+
+
+# Login failures are left out: rate-limit marks that count for a day, with no key to copy by.
+TABLES: tuple[Table, ...] = (
+    _t("papers", "pk id version text_source title abstract authors_text primary_category"
+       " submitted updated announced doi comment journal_ref license links norm_key"
+       " duplicate_of sort_date"),
+    _t("paper_versions", "paper_id version date", "paper_id version"),
+    _t("authors", "id name slug"),
+    _t("paper_authors", "paper_id position author_id", "paper_id position"),
+    _t("paper_categories", "paper_id category position", "paper_id category"),
+    _t("paper_sources", "paper_id source record_hash extras", "paper_id source"),
+    _t("ingest_runs", "id started_at finished_at sources report"),
+    _t("source_lines", "line_key paper_id source record_hash", "line_key"),
+    _t("embeddings", "paper_id model text_hash dim vector created_at", "paper_id model",
+       vectors="vector"),
+    _t("summaries", "paper_id tldr blurb writer model prompt_version input_hash created_at"
+       " notes tokens seconds flagged flag_reason hidden", "paper_id"),
+    _t("sections", "id slug label position"),
+    _t("topics", "id slug label key_phrases llm_label section_id is_other size centroid"
+       " created_build retired_build"),
+    _t("paper_topics", "paper_id topic_id similarity assigned_by", "paper_id"),
+    _t("topic_builds", "id created_at method params n_papers report"),
+    _t("topic_redirects", "old_slug new_topic_id reason build_id", "old_slug"),
+    _t("topic_label_cache", "input_hash label model created_at notes", "input_hash"),
+    _t("readers", "id name email password_hash created_at last_seen_at signals_version"),
+    _t("reader_sessions", "token_hash reader_id csrf_token created_at expires_at", "token_hash"),
+    _t("invitations", "code_hash created_at expires_at used_by used_at", "code_hash"),
+    _t("follows", "reader_id kind value created_at", "reader_id kind value"),
+    _t("reactions", "reader_id paper_id reaction at", "reader_id paper_id"),
+    _t("collections", "id reader_id name created_at"),
+    _t("collection_papers", "collection_id paper_id added_at", "collection_id paper_id"),
+    _t("feedback", "id reader_id text at"),
+    _t("profile_entries", "id reader_id kind phrase feedback_id created_at"),
+    _t("shown", "reader_id paper_id first_at", "reader_id paper_id"),
+    _t("delivery_settings", "reader_id schedule days paused feed_token_hash", "reader_id"),
+    _t("digests", "id reader_id day message_id papers status attempts last_error created_at"
+       " sent_at"),
+    _t("digest_papers", "reader_id paper_id digest_id", "reader_id paper_id"),
+    _t("used_links", "nonce reader_id used_at", "nonce"),
+)
+BY_NAME = {t.name: t for t in TABLES}
+
+
+def table(name: str) -> Table:
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"no table {name!r}; tables: {', '.join(BY_NAME)}") from None
+
+
+def key_sql(spec: Table, after: Sequence[Any] | None, mark: str) -> tuple[str, list[Any]]:
+    """(WHERE ... ORDER BY ... text, parameters) for the rows after a key, in key order;
+    `mark` is the backend's placeholder."""
+    keys = ", ".join(spec.key)
+    order = f" ORDER BY {keys}"
+    if after is None:
+        return order, []
+    marks = ", ".join([mark] * len(spec.key))
+    return f" WHERE ({keys}) > ({marks}){order}", list(after)
+
+
+def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
+    """(rows, a digest of their content that does not depend on their order)."""
+    total, count = 0, 0
+    for row in rows:
+        encoded = orjson.dumps([bytes(v).hex() if isinstance(v, bytes | bytearray | memoryview)
+                                else v for v in row])
+        total = (total + int.from_bytes(hashlib.sha256(encoded).digest()[:8], "big")) % 2**64
+        count += 1
+    return count, f"{total:016x}"

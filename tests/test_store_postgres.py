@@ -1,0 +1,353 @@
+"""The PostgreSQL store's own behaviour: its schema and migrations, data_version, many writers at once, keyword queries that match what FTS5 matches, text PostgreSQL cannot hold, the vector index."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from papersift.ingest.prepare import prepare_record
+from papersift.records import PaperRecord
+from papersift.store import KeywordQuery, SearchFilters, Store, StoreError, Term, open_store
+
+psycopg = pytest.importorskip("psycopg")
+
+
+def paper(n: int, title: str | None = None, **fields: Any) -> PaperRecord:
+    base: dict[str, Any] = dict(
+        id=f"2601.{n:05d}", title=title or f"Paper number {n} about sparse graphs",
+        abstract=f"We study problem {n} with message passing.", authors=[f"Author {n} Smith"],
+        categories=["cs.LG"], source="file", announced="2026-01-05")
+    base.update(fields)
+    return PaperRecord(**base)
+
+
+@pytest.fixture
+def pg(postgres_url: str) -> Iterator[Store]:
+    with open_store(postgres_url) as store:
+        yield store
+
+
+def test_migrations_are_applied_once_in_papersifts_own_schema(pg: Store) -> None:
+    from papersift.store.postgres.db import migrations
+
+    applied = [r[0] for r in pg.conn.execute("SELECT number FROM papersift.schema_migrations")]
+    assert applied == [n for n, _, _ in migrations()]
+    tables = {r[0] for r in pg.conn.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
+    assert "papers" not in tables  # the database's public schema is left alone
+    with open_store(pg.location.replace("postgresql://", "postgres://", 1)) as again:
+        assert again.conn.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] == len(
+            applied)
+
+
+def test_a_database_from_a_newer_papersift_is_refused(pg: Store) -> None:
+    pg.conn.execute("INSERT INTO schema_migrations VALUES (9999, '9999_future.sql', 'now')")
+    with pytest.raises(StoreError, match="newer than this papersift"):
+        open_store(pg.location)
+    with pytest.raises(StoreError, match="newer than this papersift"):
+        open_store(pg.location, readonly=True)
+
+
+def test_several_processes_may_open_a_new_database_at_once(postgres_server: Any) -> None:
+    """Four workers starting against an empty database: one migrates, the others wait."""
+    with postgres_server.admin() as admin:
+        admin.execute('CREATE DATABASE "fresh_at_once"')
+    url = postgres_server.url("fresh_at_once")
+    errors: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            open_store(url).close()
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_it) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    postgres_server.drop_database("fresh_at_once")
+    assert errors == []
+
+
+def test_an_unreachable_server_is_a_store_error_without_the_password() -> None:
+    with pytest.raises(StoreError) as raised:
+        open_store("postgresql://ada:s3cret@127.0.0.1:9/papers?connect_timeout=2")
+    assert "s3cret" not in str(raised.value) and "127.0.0.1" in str(raised.value)
+
+
+def test_a_read_only_store_reads_and_refuses_writes(pg: Store, postgres_server: Any) -> None:
+    with postgres_server.admin() as admin:
+        admin.execute('CREATE DATABASE "never_opened"')
+    try:
+        with pytest.raises(StoreError, match="holds no papersift store yet"):
+            open_store(postgres_server.url("never_opened"), readonly=True)
+    finally:
+        postgres_server.drop_database("never_opened")
+    pg.papers.upsert_papers([prepare_record(paper(1))])
+    with open_store(pg.location, readonly=True) as reader:
+        assert reader.papers.count_papers() == 1
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            reader.papers.upsert_papers([prepare_record(paper(2))])
+
+
+def test_data_version_moves_when_page_data_commits_and_not_before(pg: Store) -> None:
+    with open_store(pg.location) as writer:
+        start = pg.data_version()
+        with writer.conn.transaction():
+            writer.papers._upsert([prepare_record(paper(1))], _report())  # inside a transaction
+            assert pg.data_version() == start  # not committed: a page would not see it yet
+        assert pg.data_version() == start + 1  # one transaction, one step, however many rows
+        writer.readers.add_reader("ada", None, "hash")  # readers' data is not pages' data
+        writer.readers.add_login_failure("name:ada", "2026-01-05T00:00:00Z")
+        assert pg.data_version() == start + 1
+        with pytest.raises(psycopg.errors.DivisionByZero), writer.conn.transaction():
+            writer.conn.execute("UPDATE papers SET title = 'x'")
+            writer.conn.execute("SELECT 1 / 0")
+        assert pg.data_version() == start + 1  # rolled back: nothing to see
+        writer.summaries.put_summaries([{"paper_id": "2601.00001", "tldr": "t", "blurb": "b",
+                                         "writer": "builtin", "input_hash": "h"}])
+        assert pg.data_version() == start + 2
+
+
+def _report() -> Any:
+    from papersift.store import UpsertReport
+
+    return UpsertReport()
+
+
+def _together(*jobs: Callable[[], None]) -> None:
+    """Run the jobs in threads that start at the same moment; re-raise the first failure."""
+    barrier = threading.Barrier(len(jobs))
+    errors: list[BaseException] = []
+
+    def run(job: Callable[[], None]) -> None:
+        barrier.wait()
+        try:
+            job()
+        except BaseException as exc:  # noqa: BLE001 (re-raised below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a writer hung (a deadlock?)"
+    if errors:
+        raise errors[0]
+
+
+def test_two_ingests_of_overlapping_files_lose_and_double_nothing(pg: Store) -> None:
+    """Two writers upsert overlapping record sets in small batches, in opposite orders, while
+    a reader rates papers: every paper is stored once, newer versions win whoever came first,
+    a paper and its duplicate under another id end up linked, and nobody waits forever."""
+    first = [paper(n) for n in range(0, 600)]
+    second = [paper(n, version=2, title=f"Paper number {n}, revised") if n % 7 == 0 else paper(n)
+              for n in range(300, 900)]
+    # The same paper under two ids (same title and first author), one in each file.
+    first.append(paper(5000, title="A shared title about lattices", authors=["Kim Lee"]))
+    second.append(paper(6000, title="A shared title about lattices", authors=["Kim Lee"]))
+    reports: dict[str, list[Any]] = {"first": [], "second": []}
+    reader_id = pg.readers.add_reader("ada", None, "hash")
+
+    def ingest(name: str, records: list[PaperRecord]) -> Callable[[], None]:
+        def job() -> None:
+            with open_store(pg.location) as store:
+                prepared = [prepare_record(r) for r in records]
+                for start in range(0, len(prepared), 40):
+                    reports[name].append(store.papers.upsert_papers(prepared[start:start + 40]))
+        return job
+
+    def rate() -> None:
+        """A reader rating papers as they appear (and reading a page) during the ingests."""
+        with open_store(pg.location) as store:
+            rated: set[str] = set()
+            deadline = time.monotonic() + 60
+            while len(rated) < 50 and time.monotonic() < deadline:
+                for row in store.pages.day_papers("2026-01-05")[:50]:
+                    store.readers.set_reaction(reader_id, row["id"], "up")
+                    rated.add(row["id"])
+
+    _together(ingest("first", first), ingest("second", list(reversed(second))), rate)
+
+    ids = {r.id for r in first} | {r.id for r in second}
+    new = [pid for name in reports for report in reports[name] for pid in report.new]
+    assert sorted(new) == sorted(ids)  # each paper was new exactly once
+    assert pg.papers.count_papers(include_duplicates=True) == len(ids)
+    assert pg.conn.execute("SELECT count(*), count(DISTINCT id) FROM papers").fetchone() == (
+        len(ids), len(ids))
+    for n in range(301, 600, 7):  # the revision wins, whichever writer came last
+        stored = pg.papers.get_paper(f"2601.{n:05d}")
+        assert stored["version"] == 2 and stored["title"].endswith("revised"), n
+        assert [v["version"] for v in stored["versions"]] == [2]
+    pair = [pg.papers.get_paper(pid)["duplicate_of"] for pid in ("2601.05000", "2601.06000")]
+    assert sorted(pair, key=str) == sorted([None, "2601.05000" if pair[1] else "2601.06000"],
+                                           key=str)
+    authors = pg.conn.execute("SELECT count(*), count(DISTINCT name) FROM authors").fetchone()
+    assert authors[0] == authors[1] == len({a for r in first + second for a in r.authors})
+    assert len(pg.readers.reactions_of(reader_id)) >= 50
+
+
+@pytest.fixture
+def both(tmp_path: Path, postgres_url: str) -> Iterator[tuple[Store, Store]]:
+    """A SQLite and a PostgreSQL store holding the same papers."""
+    records = [
+        paper(1, "Graph neural networks for molecules", authors=["Ada Lovelace", "Alan Turing"]),
+        paper(2, "Diffusion models for images", authors=["Grace Hopper"]),
+        paper(3, "Graph transformers at scale", authors=["Ada Lovelace"],
+              abstract="Attention over graphs, with diffusion of messages."),
+        paper(4, "Reward models for language agents", authors=["Alan Turing", "Kurt Gödel"]),
+        paper(5, "Sparse attention for long documents", authors=["Emmy Noether"],
+              abstract="Transformers attend to few tokens of the molecule."),
+    ]
+    stores = open_store(tmp_path / "x.db"), open_store(postgres_url)
+    for store in stores:
+        store.papers.upsert_papers([prepare_record(r) for r in records])
+    yield stores
+    for store in stores:
+        store.close()
+
+
+@pytest.mark.parametrize("items", [
+    [Term("graph")],
+    [Term("graph"), Term("diffusion")],
+    [Term("graph"), "OR", Term("diffusion"), "AND", Term("images")],
+    [Term("graph"), "NOT", Term("molecules")],
+    [Term("graph"), "AND", Term("diffusion"), "OR", Term("reward"), "NOT", Term("language")],
+    [Term("graph neural", phrase=True)],
+    [Term("molec", prefix=True), "OR", Term("transform", prefix=True)],
+    [Term("godel")],  # diacritics removed on both sides
+    [Term("turing"), "AND", Term("reward")],
+])
+def test_keyword_queries_match_what_fts5_matches(both: tuple[Store, Store],
+                                                 items: list[Any]) -> None:
+    """The same papers match on both backends (FTS5's precedence: NOT, AND, OR)."""
+    found = []
+    sqlite_store, pg_store = both
+    for store in (sqlite_store, pg_store):
+        for default in ("AND", "OR"):
+            query = KeywordQuery(list(items), default)
+            pks = [pk for pk, _ in store.search.keyword_search(query, (2, 1, 0.5))]
+            found.append((default, sorted(r["id"] for r in store.search.search_rows(pks).values())))
+    assert found[:2] == found[2:], found
+    assert found[0][1] or found[1][1], "the query should match something"
+    for filters in (SearchFilters(authors=["Ada Lovelace"]), SearchFilters(categories=["cs"]),
+                    SearchFilters(until="2026-01")):
+        assert sqlite_store.search.filtered_pks(filters) == pg_store.search.filtered_pks(filters)
+
+
+def test_rarer_words_weigh_more_and_titles_more_than_abstracts(postgres_url: str) -> None:
+    with open_store(postgres_url) as store:
+        store.papers.upsert_papers([prepare_record(r) for r in [
+            paper(1, "Graph methods", abstract="Lattices appear once."),
+            paper(2, "Graph models", abstract="Graph graph graph."),
+            paper(3, "Lattice graph theory", abstract="Nothing else."),
+            *[paper(10 + n, f"Graph study {n}", abstract="More graphs.") for n in range(20)]]])
+        hits = store.search.keyword_search(KeywordQuery([Term("graph"), Term("lattice")], "OR"),
+                                           (2.0, 1.0, 0.5))
+        ranked = [row["id"] for row in map(store.search.search_rows([pk for pk, _ in hits]).get,
+                                           [pk for pk, _ in hits])]
+        # Both words (the rare one in the title) first; the rare word in an abstract next.
+        assert ranked[:2] == ["2601.00003", "2601.00001"]
+
+
+def test_text_postgresql_cannot_hold_is_stored_without_it(pg: Store) -> None:
+    report = pg.papers.upsert_papers([prepare_record(paper(1, "Null\x00 bytes in a title"))])
+    assert report.new == ["2601.00001"]
+    assert pg.papers.get_paper("2601.00001")["title"] == "Null bytes in a title"
+    reader = pg.readers.add_reader("bob", None, "hash")
+    assert pg.readers.add_feedback(reader, "more\x00 theory") > 0
+
+
+def test_a_failed_batch_leaves_nothing_behind(pg: Store) -> None:
+    pg.conn.execute("CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS"
+                    " $$ BEGIN RAISE EXCEPTION 'boom'; END $$")
+    pg.conn.execute("CREATE TRIGGER boom BEFORE INSERT ON paper_sources"
+                    " FOR EACH STATEMENT EXECUTE FUNCTION boom()")
+    with pytest.raises(psycopg.errors.RaiseException):
+        pg.papers.upsert_papers([prepare_record(paper(1))])
+    assert pg.conn.execute("SELECT (SELECT count(*) FROM papers) + (SELECT count(*) FROM"
+                           " authors) + (SELECT count(*) FROM paper_versions)").fetchone()[0] == 0
+
+
+def test_the_keyword_index_follows_merges(pg: Store) -> None:
+    pg.papers.upsert_papers([prepare_record(paper(1, "Sparse retrieval", version=1))])
+    pg.papers.upsert_papers([prepare_record(paper(1, "Dense retrieval", version=2))])
+
+    def hits(word: str) -> list[int]:
+        return [pk for pk, _ in pg.search.keyword_search(KeywordQuery([Term(word)]), (1, 1, 1))]
+
+    assert hits("sparse") == [] and hits("dense") == [pg.search.pk_of("2601.00001")]
+
+
+def test_vectors_round_trip_exactly_and_the_hnsw_index_serves_cosine(pg: Store) -> None:
+    pg.papers.upsert_papers([prepare_record(paper(n)) for n in range(1, 4)])
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(3, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    pg.embeddings.put_embeddings("m", [(f"2601.{n:05d}", "h", vectors[n - 1]) for n in range(1, 4)])
+    ids, matrix = pg.embeddings.embedding_matrix("m")
+    assert ids == ["2601.00001", "2601.00002", "2601.00003"]
+    assert matrix.tobytes() == vectors.tobytes()  # full precision: exact, not half
+    pg.conn.execute("SET enable_seqscan = off")
+    plan = "\n".join(r[0] for r in pg.conn.execute(
+        "EXPLAIN SELECT paper_id FROM embeddings WHERE dim = 384"
+        " ORDER BY vector::halfvec(384) <=> %s::vector::halfvec(384) LIMIT 2", (vectors[0],)))
+    assert "embeddings_hnsw_384" in plan
+    nearest = pg.conn.execute(
+        "SELECT paper_id FROM embeddings WHERE dim = 384"
+        " ORDER BY vector::halfvec(384) <=> %s::vector::halfvec(384) LIMIT 1",
+        (vectors[1],)).fetchone()[0]
+    assert nearest == "2601.00002"
+
+
+def _ingest_file(url: str, path: str, batch: int, results: Any) -> None:
+    """A separate process ingesting one file, in small batches (what `papersift ingest` runs)."""
+    from papersift.ingest.stage import Ingest
+    from papersift.settings import load_settings
+
+    settings = load_settings(environ={}, database_url=url)
+    with open_store(url) as store:
+        report = Ingest([f"file:{path}"], batch_size=batch).run(store, settings)
+    results.put(report.as_dict())
+
+
+def test_two_ingest_processes_of_overlapping_files(tmp_path: Path, postgres_url: str) -> None:
+    """The ingest stage in two processes at once, over files sharing a third of their papers."""
+    import json
+    import multiprocessing
+
+    def write(name: str, numbers: range) -> Path:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps({
+            "id": f"2601.{n:05d}", "title": f"Paper number {n} on sparse graphs",
+            "abstract": f"We study problem {n}.", "authors": [f"Author {n % 97} Smith"],
+            "categories": ["cs.LG"], "announced": "2026-01-05"}) + "\n" for n in numbers))
+        return path
+
+    files = [write("a.jsonl", range(0, 1500)), write("b.jsonl", range(1000, 2500))]
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    workers = [context.Process(target=_ingest_file, args=(postgres_url, str(f), 100, results))
+               for f in files]
+    for worker in workers:
+        worker.start()
+    reports = [results.get(timeout=120) for _ in workers]
+    for worker in workers:
+        worker.join(timeout=30)
+    assert all(r["ok"] for r in reports), reports
+    # Each paper is new once; the shared ones the later writer found as they are.
+    assert sum(r["counts"]["new"] for r in reports) == 2500
+    assert sum(r["counts"].get("unchanged", 0) for r in reports) == 500
+    with open_store(postgres_url) as store:
+        assert store.conn.execute("SELECT count(*), count(DISTINCT id) FROM papers").fetchone() == (
+            2500, 2500)
+        assert store.conn.execute("SELECT count(*) FROM paper_authors").fetchone()[0] == 2500
+        assert store.conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 2
