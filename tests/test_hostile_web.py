@@ -13,6 +13,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import httpx
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -24,7 +25,7 @@ from papersift.search.highlight import WINDOW_CHARS, Highlighter
 from papersift.settings import Settings
 from papersift.store import open_store
 from papersift.topics.phrases import doc_terms
-from papersift.web import limits
+from papersift.web import limits, urls
 from papersift.web.feeds import atom_feed, xml_safe
 from papersift.web.search_view import NOT_READY
 
@@ -195,6 +196,20 @@ def test_search_never_exports_the_model_inside_a_request(site: Served,
     response = get(site, "/search.json?q=graph")  # hybrid: needs the model
     assert response.status_code == 200
     assert NOT_READY in response.json()["notes"] and response.json()["results"]
+    assert not hostile_settings.paths.models.exists()
+
+
+def test_a_paper_page_never_exports_the_model_for_its_neighbours(
+        hostile_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A vector of another model is stored (the embedder was changed): the neighbours would
+    # need this paper embedded again, by a model that is not exported yet.
+    with open_store(hostile_settings) as store:
+        store.embeddings.put_embeddings("an-older-model", [
+            (f"2611.{n:05d}", "hash", np.ones(384, dtype=np.float32)) for n in range(3, 8)])
+    monkeypatch.setenv(limits.SETTINGS_ENV, json.dumps({"web_header_timeout": 1.0}))
+    with Served(hostile_settings) as site:
+        response = get(site, urls.paper("2611.00003"))
+    assert response.status_code == 200 and "Graph networks study 3" in response.text
     assert not hostile_settings.paths.models.exists()
 
 

@@ -80,6 +80,20 @@ def test_onnx_int8_agrees_with_sentence_transformers_on_real_abstracts(
     np.testing.assert_allclose(again, ours, atol=1e-5)
 
 
+def test_a_huge_text_is_cut_before_tokenizing_without_changing_its_vector(
+        local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    from papersift.search import onnx_encoder
+
+    # Ordinary words, well past what the model reads, with a 300-character word among them.
+    words = ["graph", "neural", "networks", "x" * 300, "for", "molecules", "antidisestablishment"]
+    text = " ".join(itertools.islice(itertools.cycle(words), 20_000))
+    assert len(text) > 4 * onnx_encoder.MAX_TEXT_CHARS
+    cut = local_embedder.embed([text])
+    monkeypatch.setattr(onnx_encoder, "MAX_TEXT_CHARS", len(text) + 1)  # the tokenizer cuts
+    whole = local_embedder.embed([text])
+    np.testing.assert_allclose(cut, whole, atol=1e-6)
+
+
 def test_quantize_off_uses_full_precision(model_root: Path) -> None:
     manifest = ensure_exported(DataDir(model_root), quantize=False)
     assert manifest["precision"] == "fp32"

@@ -298,6 +298,17 @@ def test_pages(backend: Store) -> None:
     assert "grace-hopper" in set(pages.authors_with_papers())
 
 
+def test_a_far_future_day_stored_before_dates_were_checked_heads_no_listing(
+        backend: Store) -> None:
+    backend.papers.upsert_papers([prepare_record(record(7, "A paper from year 9999",
+                                                        "9999-12-31", ["Ada"], ["cs.LG"]))])
+    pages = backend.pages
+    assert pages.latest_day() == "2026-01-13"
+    assert pages.all_days()[0] == "2026-01-13"
+    assert pages.day_neighbours("2026-01-13") == ("2026-01-12", None)
+    assert pages.day_papers("9999-12-31")  # still stored, and its page still answers
+
+
 def test_the_store_as_a_whole(backend: Store) -> None:
     assert isinstance(backend, Store) and backend.location
     with open_store(backend.location) as other:

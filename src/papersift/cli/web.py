@@ -18,12 +18,13 @@ from papersift.cli.digest import parse_at, start_digest_clock
 from papersift.errors import PapersiftError, UsageError
 from papersift.pipeline import every_source_failed, update
 from papersift.search import onnx_export
+from papersift.search.onnx_export import model_ready
 from papersift.settings import Settings
 from papersift.sources import parse_spec
 from papersift.stages import Report
+from papersift.store import redact_url
 from papersift.web.export import build_site
 from papersift.web.limits import MAX_HEADER_BYTES, BoundedHttpToolsProtocol
-from papersift.web.search_view import model_ready
 
 SNAPSHOT_HINT = (
     "The live sources could not be reached (no network?). To use the local snapshot instead:\n"
@@ -135,7 +136,8 @@ def _serve(host: str, port: int, workers: int, update_every: str | None,
         start_digest_clock(parse_at(digest_at))
     # Worker processes rebuild the app from these exact settings (config file, env and flags).
     os.environ[SETTINGS_ENV] = json.dumps(settings.values)
-    common.console.print(f"serving {escape(str(settings.paths.database))} at "
+    where = redact_url(settings.database_url.strip()) or str(settings.paths.database)
+    common.console.print(f"serving {escape(where)} at "
                          f"[bold]http://{host}:{port}/[/bold] with {workers} worker(s); "
                          "Ctrl+C stops", highlight=False)
     # The header timeout lives in the protocol (web/limits.py); body limits in the app.

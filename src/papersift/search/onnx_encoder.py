@@ -9,6 +9,10 @@ import numpy as np
 
 # sentence-transformers' max_seq_length for this model: longer texts are cut.
 MAX_SEQ_LENGTH = 256
+# Characters kept before tokenizing. A word piece spans at most 100 characters (longer words
+# are one [UNK]), so 256 tokens never reach past 256 x 101 characters of ordinary text:
+# cutting there changes no vector, and a 5 MB abstract no longer costs gigabytes to tokenize.
+MAX_TEXT_CHARS = MAX_SEQ_LENGTH * 101
 
 
 def normalize(matrix: np.ndarray) -> np.ndarray:
@@ -44,7 +48,8 @@ class OnnxEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        encodings = self.tokenizer.encode_batch(
+            [t[:MAX_TEXT_CHARS] if t.strip() else " " for t in texts])
         # Batches of similar length waste little on padding.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), 384), dtype=np.float32)

@@ -28,6 +28,7 @@ import numpy as np
 from papersift.datadir import DataDir
 from papersift.errors import PapersiftError
 from papersift.search.onnx_encoder import MAX_SEQ_LENGTH, OnnxEncoder
+from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, no_progress
 
 log = logging.getLogger(__name__)
@@ -263,3 +264,28 @@ def _child_main(argv: list[str]) -> int:
     with os.fdopen(progress_fd, "w", buffering=1, encoding="utf-8") as events:
         _export(work, lambda number: events.write(f"{number}\n"))
     return 0
+
+
+_READY: set[str] = set()  # exported model folders found complete (they stay so)
+
+
+def model_ready(settings: Settings) -> bool:
+    """Whether semantic search can run without exporting its model first.
+
+    An export takes ~17 s and over 1 GB: it happens at `serve` start or in `update`, never
+    inside a request. Checked on the manifest the export writes last.
+    """
+    if settings.embedder != "local":
+        return True
+    folder = settings.paths.exported_model(MODEL_NAME)
+    if str(folder) in _READY:
+        return True
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    ready = isinstance(manifest, dict) and \
+        manifest.get("export_version") == EXPORT_VERSION
+    if ready:
+        _READY.add(str(folder))
+    return ready

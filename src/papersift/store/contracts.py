@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -353,6 +354,17 @@ class TopicsStore(Protocol):
         ...
 
 
+# A stored day further ahead than this is a bad date (kept from before records' dates were
+# checked at ingest, or copied in): the day listings do not offer it, so it cannot head the
+# front page. Wider than any sensible max_days_ahead.
+FEED_HORIZON_DAYS = 31
+
+
+def feed_horizon() -> str:
+    """The last day (ISO) the day listings offer: today (UTC) plus FEED_HORIZON_DAYS."""
+    return (datetime.now(UTC).date() + timedelta(days=FEED_HORIZON_DAYS)).isoformat()
+
+
 class PagesStore(Protocol):
     """The reads of the site's listings: days, topics, sections, categories, authors, sitemap.
 
@@ -362,11 +374,11 @@ class PagesStore(Protocol):
     """
 
     def latest_day(self) -> str | None:
-        """The newest day that has a live paper."""
+        """The newest day, up to feed_horizon(), that has a live paper."""
         ...
 
     def day_neighbours(self, day: str) -> tuple[str | None, str | None]:
-        """(previous day with papers, next day with papers)."""
+        """(previous day with live papers, next day with live papers up to feed_horizon())."""
         ...
 
     def day_papers(self, day: str) -> list[dict[str, Any]]:
@@ -379,7 +391,7 @@ class PagesStore(Protocol):
         ...
 
     def all_days(self) -> list[str]:
-        """Every day with a live paper, newest first."""
+        """Every day up to feed_horizon() with a live paper, newest first."""
         ...
 
     def topic_papers_page(self, topic_id: int, limit: int, offset: int

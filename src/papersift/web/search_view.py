@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import html
-import json
 import logging
 import re
 from typing import Any
 
 from papersift.errors import UsageError
-from papersift.search import QueryError, onnx_export, search
-from papersift.settings import Settings
+from papersift.search import QueryError, search
+from papersift.search.onnx_export import model_ready
 from papersift.web import urls
 from papersift.web.categories import category_label
 from papersift.web.views import Site, category_sizes, item, parse_page, topics_overview
@@ -44,31 +43,8 @@ def segments(snippet: str | None) -> list[dict[str, Any]]:
     return out
 
 
-_READY: set[str] = set()
 NOT_READY = ("Semantic search is not ready yet (its model is prepared when the server starts "
              "or `papersift update` runs): these are keyword results.")
-
-
-def model_ready(settings: Settings) -> bool:
-    """Whether semantic search can run without exporting its model first.
-
-    An export takes ~17 s and over 1 GB: it happens at `serve` start or in `update`, never
-    inside a request. Checked on the manifest the export writes last.
-    """
-    if settings.embedder != "local":
-        return True
-    folder = settings.paths.exported_model(onnx_export.MODEL_NAME)
-    if str(folder) in _READY:
-        return True
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return False
-    ready = isinstance(manifest, dict) and \
-        manifest.get("export_version") == onnx_export.EXPORT_VERSION
-    if ready:
-        _READY.add(str(folder))
-    return ready
 
 
 def _date_filter(value: str, name: str) -> str | None:

@@ -12,6 +12,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from papersift.search import similar_papers
+from papersift.search.onnx_export import model_ready
 from papersift.settings import Settings
 from papersift.store import Store, open_store
 from papersift.web import urls
@@ -423,8 +424,10 @@ def author(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
 
 
 def similar(site: Site, pid: str, limit: int = 6) -> list[dict[str, Any]]:
-    if not site.store.embeddings.has_embedding(pid):
-        return []  # the embed stage has not reached it: no neighbours, and no model to load
+    if not site.store.embeddings.has_embedding(pid) or not model_ready(site.settings):
+        # The embed stage has not reached it, or the model is not exported yet (a vector of
+        # another model would be embedded again): no neighbours, and no export in a request.
+        return []
     try:
         found = similar_papers(site.store, site.settings, pid, limit=limit)
     except Exception as exc:  # no embeddings yet, index missing: the page still works

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from papersift.store.contracts import feed_horizon
 from papersift.store.postgres.db import Concern, snapshot
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
@@ -62,13 +63,15 @@ class Pages(Concern):
 
     # ------------------------------------------------------------------ days
     def latest_day(self) -> str | None:
-        return self.value(f"SELECT max(sort_date) FROM papers p WHERE {_LIVE}")
+        return self.value(f"SELECT max(sort_date) FROM papers p WHERE {_LIVE}"
+                          " AND sort_date <= %s", (feed_horizon(),))
 
     def day_neighbours(self, day: str) -> tuple[str | None, str | None]:
-        """(previous day with papers, next day with papers)."""
-        return self.one("SELECT (SELECT max(sort_date) FROM papers WHERE sort_date < %(d)s),"
-                        " (SELECT min(sort_date) FROM papers WHERE sort_date > %(d)s)",
-                        {"d": day})  # type: ignore[return-value]
+        """(previous day with live papers, next day with live papers up to feed_horizon())."""
+        return self.one(f"SELECT (SELECT max(sort_date) FROM papers p WHERE sort_date < %(d)s"
+                        f" AND {_LIVE}), (SELECT min(sort_date) FROM papers p"
+                        f" WHERE sort_date > %(d)s AND sort_date <= %(h)s AND {_LIVE})",
+                        {"d": day, "h": feed_horizon()})  # type: ignore[return-value]
 
     def day_papers(self, day: str) -> list[dict[str, Any]]:
         return self._rows(
@@ -85,7 +88,7 @@ class Pages(Concern):
     def all_days(self) -> list[str]:
         return [r[0] for r in self.rows(
             "SELECT DISTINCT sort_date FROM papers WHERE sort_date IS NOT NULL"
-            " AND duplicate_of IS NULL ORDER BY 1 DESC")]
+            " AND duplicate_of IS NULL AND sort_date <= %s ORDER BY 1 DESC", (feed_horizon(),))]
 
     # ---------------------------------------------------------------- topics
     def topic_papers_page(self, topic_id: int, limit: int, offset: int

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from papersift.store.contracts import feed_horizon
 from papersift.store.sqlite.db import Concern, chunks, marks
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
@@ -78,17 +79,21 @@ class Pages(Concern):
 
     # ------------------------------------------------------------------ days
     def latest_day(self) -> str | None:
-        """The newest announcement (else submission) day that has a paper."""
+        """The newest announcement (else submission) day, up to feed_horizon(), with a live paper."""
         row = self.conn.execute(
-            f"SELECT max(sort_date) FROM papers p WHERE {_LIVE}").fetchone()
+            f"SELECT max(sort_date) FROM papers p WHERE {_LIVE} AND sort_date <= ?",
+            (feed_horizon(),)).fetchone()
         return row[0] if row else None
 
     def day_neighbours(self, day: str) -> tuple[str | None, str | None]:
-        """(previous day with papers, next day with papers)."""
+        """(previous day with live papers, next day with live papers up to feed_horizon())."""
         prev = self.conn.execute(
-            "SELECT max(sort_date) FROM papers WHERE sort_date < ?", (day,)).fetchone()[0]
+            "SELECT max(sort_date) FROM papers p WHERE sort_date < ? AND " + _LIVE,
+            (day,)).fetchone()[0]
         nxt = self.conn.execute(
-            "SELECT min(sort_date) FROM papers WHERE sort_date > ?", (day,)).fetchone()[0]
+            "SELECT min(sort_date) FROM papers p WHERE sort_date > ? AND sort_date <= ? AND "
+            + _LIVE,
+            (day, feed_horizon())).fetchone()[0]
         return prev, nxt
 
     def day_papers(self, day: str) -> list[dict[str, Any]]:
@@ -112,7 +117,7 @@ class Pages(Concern):
     def all_days(self) -> list[str]:
         return [r[0] for r in self.conn.execute(
             "SELECT DISTINCT sort_date FROM papers WHERE sort_date IS NOT NULL"
-            " AND duplicate_of IS NULL ORDER BY 1 DESC")]
+            " AND duplicate_of IS NULL AND sort_date <= ? ORDER BY 1 DESC", (feed_horizon(),))]
 
     # ---------------------------------------------------------------- topics
     def topic_papers_page(
