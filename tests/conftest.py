@@ -86,7 +86,19 @@ class PostgresServer:
     def admin(self) -> object:
         import psycopg
 
-        return psycopg.connect(self.url("postgres"), autocommit=True)
+        try:
+            return psycopg.connect(self.url("postgres"), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise RuntimeError(f"the test PostgreSQL server is gone; its log ends:\n{self.log_tail()}"
+                               ) from exc
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The end of the server's log (why it stopped, if it did)."""
+        try:
+            text = self.server.log.read_text(errors="replace")  # type: ignore[attr-defined]
+        except (AttributeError, OSError) as exc:
+            return f"(no log: {exc})"
+        return "\n".join(text.splitlines()[-lines:])
 
     def new_database(self) -> str:
         """A fresh database with papersift's schema (copied from a migrated template)."""
