@@ -232,9 +232,11 @@ def test_request_delay_is_kept_between_requests_to_the_same_host() -> None:
     times = [r.time for r in server.requests]
     assert len(records) == 5 and len(times) == 3
     assert took >= 0.6
-    # Arrival times carry the server's own scheduling jitter (the first request also opens the
-    # connection), hence a little slack; without the delay the gaps are a few milliseconds.
-    assert all(later - earlier >= 0.25 for earlier, later in zip(times, times[1:], strict=False))
+    # Arrival times carry the server's scheduling jitter (the first request also opens the
+    # connection; on a loaded machine one arrival can be late by 0.1 s and the next on time),
+    # so each gap gets slack (the client's own total, `took`, gets none); without the delay
+    # the gaps are a few milliseconds.
+    assert all(later - earlier >= 0.15 for earlier, later in zip(times, times[1:], strict=False))
 
 
 def test_user_agent_names_papersift() -> None:
