@@ -28,6 +28,17 @@ from papersift.settings import load_settings  # noqa: E402
 from papersift.store import open_store  # noqa: E402
 
 
+def _first_free_day(store, reader: int) -> datetime:  # noqa: ANN001
+    """Today, or the day after this reader's newest digest (a store reused by an earlier run
+    has digests of those days: each would be found made, not sent again)."""
+    now = datetime.now(UTC)
+    made = store.delivery.digests_of(reader)
+    if made and made[0]["day"] >= now.date().isoformat():
+        return datetime.fromisoformat(made[0]["day"]).replace(
+            tzinfo=UTC, hour=now.hour, minute=now.minute) + timedelta(days=1)
+    return now
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
@@ -39,15 +50,19 @@ def main() -> None:
         settings = load_settings(data_dir=str(args.data_dir), threads=2, **smtp.settings(
             smtp_timeout=30.0))
         with open_store(settings) as store:
-            make_readers(store, args.readers, prefix="digest", email=True)
+            readers = make_readers(store, args.readers, prefix="digest", email=True)
+            first = _first_free_day(store, readers[0])
             for run in range(args.runs):
                 # Each run is a new day: every reader is due again, with papers not yet sent.
-                day = datetime.now(UTC) + timedelta(days=run)
+                day = first + timedelta(days=run)
                 smtp.inbox.messages.clear()
-                started = time.perf_counter()
+                started, cpu = time.perf_counter(), time.process_time()
                 report = send_digests(store, settings, now=day)
                 seconds = time.perf_counter() - started
-                runs.append({"seconds": round(seconds, 1), **report.counts,
+                # CPU includes the SMTP server's thread (it runs in this process).
+                runs.append({"seconds": round(seconds, 1),
+                             "cpu_seconds": round(time.process_time() - cpu, 1),
+                             "load": round(os.getloadavg()[0], 1), **report.counts,
                              "received": len(smtp.inbox.messages)})
                 print(f"run {run + 1}: {runs[-1]}", file=sys.stderr, flush=True)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
