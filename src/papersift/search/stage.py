@@ -27,8 +27,9 @@ def _stale(store: Store, model: str) -> int:
 class Embed:
     """Embed every paper that has no vector for this embedder or whose text changed.
 
-    Killing it loses at most one chunk; running it again resumes. Then the nearest-neighbour
-    index is brought up to date (unless `update_index` is False).
+    Killing it loses at most one chunk; running it again resumes. Then the local
+    nearest-neighbour index is brought up to date (unless `update_index` is False, or the
+    store keeps its own index, as PostgreSQL does).
     """
 
     name = "embed"
@@ -87,6 +88,9 @@ class Embed:
             counts={"embedded": done, "total": store.embeddings.count_embeddings(model)},
             details={"model": model,
                      "per_second": round(done / seconds, 1) if done and seconds else None})
-        if self.update_index:
+        if store.embeddings.indexes_vectors():
+            # The store keeps its own index (PostgreSQL's HNSW), current as each batch commits.
+            report.details["index"] = {"model": model, "in_store": True}
+        elif self.update_index:
             report.details["index"] = update_index(store, settings, model, on_progress)
         return report
