@@ -42,6 +42,7 @@ import httpx
 import numpy as np
 
 from papersift.ingest.stage import Ingest
+from papersift.search.ann import update_index
 from papersift.search.embed import default_embedder, embedding_text, text_hash
 from papersift.settings import Settings, load_settings
 from papersift.store import open_store
@@ -89,6 +90,8 @@ def build_base(settings: Settings, folder: Path) -> None:
             store.embeddings.put_embeddings(model, [
                 (pid, text_hash(embedding_text(title, abstract)), np.asarray(vectors[row_of[pid]]))
                 for pid, title, abstract, _ in batch if pid in row_of])
+        if not store.embeddings.indexes_vectors():  # the local index `papersift embed` builds
+            update_index(store, settings, model)
         for stage in (BuildTopics(), Summarize()):
             report = stage.run(store, settings)
             print(f"base: {report.stage} {report.counts} {report.seconds:.0f} s", file=sys.stderr)
