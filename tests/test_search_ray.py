@@ -81,7 +81,6 @@ def test_a_killed_workers_chunk_is_redone_and_returned_once(
     seen += list(results)
     ids = [pid for chunk, _ in seen for pid, _, _ in chunk]
     assert sorted(ids) == sorted(f"p{i}" for i in range(len(texts)))  # each once
-    expected = local_embedder.embed(texts)
-    for chunk, vectors in seen:
-        rows = [int(pid[1:]) for pid, _, _ in chunk]
-        assert np.allclose(vectors, expected[rows], atol=1e-5)
+    for chunk, vectors in seen:  # the same texts in the same batch (int8 activations are
+        # quantized per batch, so a vector depends slightly on its batch's other texts)
+        assert np.allclose(vectors, local_embedder.embed([t for _, _, t in chunk]), atol=1e-5)
