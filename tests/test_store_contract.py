@@ -197,6 +197,26 @@ def test_embeddings(backend: Store) -> None:
     assert [(r[0], r[3]) for r in inputs] == [(p.id, f"h{i}") for i, p in enumerate(PAPERS)]
 
 
+def test_nearest_papers_exact_on_a_small_store(backend: Store) -> None:
+    """The k live papers by inner product, best first, under filters; a duplicate's vector is
+    never an answer. (8 dimensions: no index covers them, so both backends are exact here.)"""
+    _embed(backend)
+    backend.embeddings.put_embeddings(MODEL, [("2601.00009", "hd", _vector(0))])
+    query = _vector(7)
+    pks = {backend.search.pk_of(p.id): i for i, p in enumerate(PAPERS)}
+    expected = sorted(((pk, float(_vector(i) @ query)) for pk, i in pks.items()),
+                      key=lambda r: -r[1])
+    found = backend.embeddings.nearest_papers(MODEL, query, 3)
+    assert [pk for pk, _ in found] == [pk for pk, _ in expected[:3]]
+    assert np.allclose([s for _, s in found], [s for _, s in expected[:3]], atol=1e-5)
+    graphs = backend.embeddings.nearest_papers(MODEL, query, 10, SearchFilters(categories=["cs.LG"]))
+    assert sorted(pk for pk, _ in graphs) == sorted(backend.search.pk_of(i) for i in
+                                                   ("2601.00001", "2601.00003"))
+    assert backend.embeddings.nearest_papers(MODEL, query, 0) == []
+    assert backend.embeddings.nearest_papers("other:model", query, 5) == []
+    assert backend.embeddings.indexes_vectors() is (backend.location.startswith("postgresql"))
+
+
 # ------------------------------------------------------------------- summaries
 def test_summaries(backend: Store) -> None:
     summaries = backend.summaries

@@ -351,3 +351,59 @@ def test_two_ingest_processes_of_overlapping_files(tmp_path: Path, postgres_url:
             2500, 2500)
         assert store.conn.execute("SELECT count(*) FROM paper_authors").fetchone()[0] == 2500
         assert store.conn.execute("SELECT count(*) FROM ingest_runs").fetchone()[0] == 2
+
+
+def _clustered_vectors(n: int, seed: int = 11) -> np.ndarray:
+    """Unit vectors around 30 centres (as embeddings of papers on a few subjects are)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(30, 384))
+    vectors = centres[rng.integers(0, 30, size=n)] + rng.normal(scale=0.6, size=(n, 384))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _index_scans(pg: Store) -> int:
+    pg.conn.execute("SELECT pg_stat_force_next_flush()")
+    pg.conn.execute("SELECT pg_stat_clear_snapshot()")
+    return int(pg.conn.execute("SELECT idx_scan FROM pg_stat_user_indexes"
+                               " WHERE indexrelname = 'embeddings_hnsw_384'").fetchone()[0])
+
+
+def test_nearest_papers_come_from_the_hnsw_index_and_match_exact_search(
+        pg: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """recall@10 against exact search; filters kept, exactly when they leave few papers and
+    during the graph walk when they leave many; the answers are scored at full precision."""
+    from papersift.store.postgres import embeddings as pg_embeddings
+
+    n = 3000
+    pg.papers.upsert_papers([prepare_record(paper(i, categories=["cs.LG" if i % 3 else "cs.CV"]))
+                             for i in range(1, n + 1)])
+    vectors = _clustered_vectors(n + 20)
+    pg.embeddings.put_embeddings("m", [(f"2601.{i:05d}", "h", vectors[i - 1])
+                                       for i in range(1, n + 1)])
+    pks = np.array([pg.search.pk_of(f"2601.{i:05d}") for i in range(1, n + 1)])
+    queries = vectors[n:]
+    before = _index_scans(pg)
+    hits = 0
+    for query in queries:
+        exact = set(pks[np.argsort(-(vectors[:n] @ query), kind="stable")[:10]].tolist())
+        found = pg.embeddings.nearest_papers("m", query, 10)
+        assert len(found) == 10 and [s for _, s in found] == sorted((s for _, s in found),
+                                                                    reverse=True)
+        hits += len(exact & {pk for pk, _ in found})
+        pk, score = found[0]
+        assert score == pytest.approx(float(vectors[pk_index(pks, pk)] @ query), abs=1e-5)
+    assert hits / (10 * len(queries)) >= 0.95
+    assert _index_scans(pg) > before  # the graph answered, not a scan of every vector
+
+    vision = {int(pk) for i, pk in enumerate(pks, start=1) if i % 3 == 0}
+    for limit in (20_000, 100):  # exactly over the 1,000 papers; then during the walk
+        monkeypatch.setattr(pg_embeddings, "FILTER_EXACT_MAX", limit)
+        found = pg.embeddings.nearest_papers("m", queries[0], 50, SearchFilters(categories=["cs.CV"]))
+        assert len(found) == 50 and {pk for pk, _ in found} <= vision
+        exact = [int(pk) for pk in pks[np.argsort(-(vectors[:n] @ queries[0]), kind="stable")]
+                 if int(pk) in vision][:50]
+        assert len(set(exact) & {pk for pk, _ in found}) >= 45
+
+
+def pk_index(pks: np.ndarray, pk: int) -> int:
+    return int(np.flatnonzero(pks == pk)[0])

@@ -1,4 +1,4 @@
-"""Backends by kind (sources, embedders, summary writers, stores), registered through one hook.
+"""Backends by kind (sources, embedders, embedding engines, summary writers, stores), registered through one hook.
 
 A backend is a module with a `register(plugins)` function that adds plain objects to the
 registries below. The built-in ones are listed in _builtin_modules(); a package outside
@@ -63,6 +63,18 @@ class WriterPlugin:
 
 
 @dataclass(frozen=True)
+class EnginePlugin:
+    """Where the embed stage's batches are computed: `embed_chunks(settings, embedder,
+    chunks)` takes an iterable of chunks of (paper id, text hash, text) and yields each chunk
+    with its vectors, in any order (the stage writes them to the store)."""
+
+    name: str
+    help: str
+    embed_chunks: Callable[[Settings, Any, Iterator[list[tuple[str, str, str]]]],
+                           Iterator[tuple[list[tuple[str, str, str]], Any]]]
+
+
+@dataclass(frozen=True)
 class StorePlugin:
     """A store backend: `open(location, readonly)` for locations of its URL schemes."""
 
@@ -71,7 +83,7 @@ class StorePlugin:
     open: Callable[[str, bool], Store]
 
 
-P = TypeVar("P", SourcePlugin, EmbedderPlugin, WriterPlugin, StorePlugin)
+P = TypeVar("P", SourcePlugin, EmbedderPlugin, WriterPlugin, StorePlugin, EnginePlugin)
 
 
 class Registry(Generic[P]):
@@ -111,16 +123,18 @@ class Plugins:
     embedders: Registry[EmbedderPlugin] = field(default_factory=lambda: Registry("embedder"))
     writers: Registry[WriterPlugin] = field(default_factory=lambda: Registry("writer"))
     stores: Registry[StorePlugin] = field(default_factory=lambda: Registry("store backend"))
+    engines: Registry[EnginePlugin] = field(default_factory=lambda: Registry("embedding engine"))
 
 
 def _builtin_modules() -> tuple[ModuleType, ...]:
     # Imported here, not at the top: these modules import this one for the plugin types.
-    from papersift.search import embed
+    from papersift.search import embed, engines
     from papersift.sources import announce, arxiv_api, files, hf_daily, oai
     from papersift.store import postgres, sqlite
     from papersift.summarize import llm, writers
 
-    return (arxiv_api, oai, announce, hf_daily, files, embed, writers, llm, sqlite, postgres)
+    return (arxiv_api, oai, announce, hf_daily, files, embed, engines, writers, llm, sqlite,
+            postgres)
 
 
 def _outside_modules() -> list[ModuleType]:

@@ -79,6 +79,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed_model", str, "all-MiniLM-L6-v2", "Model name sent to the openai embedder."),
     Setting("embed_api_key", str, "", "API key for the openai embedder."),
     Setting("embed_batch", int, 64, "Texts per embedding batch."),
+    Setting("embed_engine", str, "local",
+            "Where `papersift embed` computes vectors: local (this process) or ray (Ray actors; "
+            "pip install 'papersift[distributed]')."),
+    Setting("ray_address", str, "",
+            "Ray cluster for the ray engine (else RAY_ADDRESS, else a local Ray started on demand)."),
+    Setting("ray_actors", int, 0,
+            "Embedding actors of the ray engine (0: one per `threads` CPUs of the cluster)."),
     Setting("threads", int, 2, "Threads for ONNX Runtime and BLAS (sized on purpose: they fight)."),
     # -- summaries (LLM writer)
     Setting("writer", str, "builtin", "Summary writer: builtin or llm."),
@@ -153,6 +160,10 @@ class Settings:
     values: dict[str, Any] = field(default_factory=dict)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "values":
+            # Not a setting: pickle (Ray sends settings to its workers) asks for these on an
+            # instance whose `values` is not set yet.
+            raise AttributeError(name)
         try:
             return self.values[name]
         except KeyError:

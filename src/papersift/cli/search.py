@@ -19,10 +19,13 @@ from papersift.search.evaluate import evaluate
 def embed_command(
     as_json: bool = common.json_option(),
     no_index: bool = typer.Option(False, "--no-index", help="Only embed; do not update the index."),
+    engine: str = typer.Option(None, "--engine",
+                               help="local (this process) or ray (Ray actors); default: the "
+                                    "embed_engine setting."),
 ) -> None:
     """Embed papers that are new or changed (resumable: run again after an interruption)."""
     with common.store() as db, common.progress(quiet=as_json) as show:
-        report = Embed(update_index=not no_index).run(db, common.settings(), show)
+        report = Embed(update_index=not no_index, engine=engine).run(db, common.settings(), show)
     common.finish(report, as_json)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from papersift.search.ann import VectorIndex, dot, load_index, update_index
+from papersift.search.ann import dot
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
 from papersift.search.hybrid import (
@@ -27,6 +27,7 @@ from papersift.search.keyword import (
     parse_query,
     plan_keywords,
 )
+from papersift.search.neighbours import Neighbours, open_neighbours
 from papersift.settings import Settings
 from papersift.store import SearchFilters, Store, StoreQueryError
 
@@ -192,10 +193,10 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return kw_ranked, dict(kw_ranked), {}
 
     sem_ranked: list[tuple[int, float]] = []
-    index: VectorIndex | None = None
+    index: Neighbours | None = None
     query_vector: np.ndarray | None = None
     try:
-        index, embedder = _semantic_index(store, settings, embedder)
+        index, embedder = _semantic_index(store, settings, embedder, filters)
     except EmbedderError as exc:
         results.notes.append(f"semantic search is unavailable: {exc}")
     if index is None or index.count == 0:
@@ -204,22 +205,20 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
             return [], {}, {}
         results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
         return kw_ranked, dict(kw_ranked), {}
-    allowed = store.search.filtered_pks(filters) if has_filters and semantic_text else None
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        sem_ranked = index.search(query_vector, pool, allowed)
+        sem_ranked = index.search(query_vector, pool)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
     if fusion.method == "rrf":
         return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), dict(sem_ranked)
-    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, pool, allowed)
+    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, pool)
 
 
-def _hybrid(index: VectorIndex, query_vector: np.ndarray | None,
+def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
             sem_ranked: list[tuple[int, float]], fusion: FusionParams, pool: int,
-            allowed: set[int] | None,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best."""
     # The keyword candidates' vectors serve both rounds (read from the index once).
@@ -240,7 +239,7 @@ def _hybrid(index: VectorIndex, query_vector: np.ndarray | None,
     moved = feedback_vector(query_vector, np.stack([known[pk] for pk in top]),
                             [best[pk] for pk in top], fusion.feedback_weight,
                             fusion.feedback_temperature)
-    sem_ranked = index.search(moved, pool, allowed)
+    sem_ranked = index.search(moved, pool)
     return _fuse(known, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
 
 
@@ -266,13 +265,9 @@ def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, fl
 
 
 def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
-                    ) -> tuple[VectorIndex | None, Embedder]:
+                    filters: SearchFilters | None = None) -> tuple[Neighbours | None, Embedder]:
     embedder = embedder or default_embedder(settings)
-    index = load_index(settings, embedder.model_id)
-    if index is None and store.embeddings.count_embeddings(embedder.model_id):
-        update_index(store, settings, embedder.model_id)
-        index = load_index(settings, embedder.model_id)
-    return index, embedder
+    return open_neighbours(store, settings, embedder.model_id, filters), embedder
 
 
 def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
+from papersift.plugins import plugins
 from papersift.search.ann import update_index
 from papersift.search.embed import Embedder, default_embedder, embedding_text, text_hash
 from papersift.settings import Settings
@@ -24,34 +26,43 @@ def _stale(store: Store, model: str) -> int:
     return count
 
 
+def _cut(window: list[tuple[str, str, str]]) -> Iterator[list[tuple[str, str, str]]]:
+    window.sort(key=lambda row: len(row[2]))
+    for start in range(0, len(window), _CHUNK):
+        yield window[start:start + _CHUNK]
+
+
 class Embed:
     """Embed every paper that has no vector for this embedder or whose text changed.
 
-    Killing it loses at most one chunk; running it again resumes. Then the nearest-neighbour
-    index is brought up to date (unless `update_index` is False).
+    Killing it loses at most one chunk; running it again resumes. Then the local
+    nearest-neighbour index is brought up to date (unless `update_index` is False, or the
+    store keeps its own index, as PostgreSQL does).
     """
 
     name = "embed"
 
-    def __init__(self, embedder: Embedder | None = None, update_index: bool = True) -> None:
+    def __init__(self, embedder: Embedder | None = None, update_index: bool = True,
+                 engine: str | None = None) -> None:
         self.embedder = embedder
         self.update_index = update_index
+        self.engine = engine  # an embedding engine's name (plugins); None: the setting's
 
-    def _embed_window(self, store: Store, embedder: Embedder,
-                      window: list[tuple[str, str, str]], done: int, todo: int,
-                      on_progress: OnProgress) -> int:
-        """Embed (paper id, hash, text) rows shortest first, committing a chunk at a time;
-        returns how many are done in all."""
-        window.sort(key=lambda row: len(row[2]))
-        for start in range(0, len(window), _CHUNK):
-            chunk = window[start:start + _CHUNK]
-            vectors = embedder.embed([text for _, _, text in chunk])
-            store.embeddings.put_embeddings(embedder.model_id, [
-                (pid, digest, vector) for (pid, digest, _), vector in zip(chunk, vectors,
-                                                                          strict=True)])
-            done += len(chunk)
-            on_progress(Progress(self.name, done, todo))
-        return done
+    @staticmethod
+    def _chunks(store: Store, model: str) -> Iterator[list[tuple[str, str, str]]]:
+        """(paper id, hash, text) of the papers to embed, in chunks of texts of like length
+        (each window sorted shortest first, then cut)."""
+        window: list[tuple[str, str, str]] = []
+        for rows in store.embeddings.iter_embedding_inputs(model, batch=2000):
+            for paper_id, title, abstract, stored_hash in rows:
+                text = embedding_text(title, abstract)
+                digest = text_hash(text)
+                if digest != stored_hash:
+                    window.append((paper_id, digest, text))
+            if len(window) >= _WINDOW:
+                yield from _cut(window)
+                window = []
+        yield from _cut(window)
 
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
@@ -64,18 +75,15 @@ class Embed:
         todo = _stale(store, model)
         done = 0
         on_progress(Progress(self.name, 0, todo))
-        window: list[tuple[str, str, str]] = []
-        for rows in store.embeddings.iter_embedding_inputs(model, batch=2000):
-            for paper_id, title, abstract, stored_hash in rows:
-                text = embedding_text(title, abstract)
-                digest = text_hash(text)
-                if digest != stored_hash:
-                    window.append((paper_id, digest, text))
-                    if len(window) >= _WINDOW:
-                        done = self._embed_window(store, embedder, window, done, todo,
-                                                  on_progress)
-                        window = []
-        done = self._embed_window(store, embedder, window, done, todo, on_progress)
+        engine = plugins().engines.get(self.engine or settings.embed_engine)
+        # Each chunk is one transaction, written as it comes back: kill the stage (or lose a
+        # Ray worker) and the chunk is embedded again and written once, keyed by paper id.
+        for chunk, vectors in engine.embed_chunks(settings, embedder, self._chunks(store, model)):
+            store.embeddings.put_embeddings(model, [
+                (pid, digest, vector) for (pid, digest, _), vector in zip(chunk, vectors,
+                                                                          strict=True)])
+            done += len(chunk)
+            on_progress(Progress(self.name, done, todo))
         release = getattr(embedder, "release", None)
         if done and release is not None:
             # A bulk embed leaves ONNX Runtime holding its largest batches' memory: a process
@@ -85,8 +93,11 @@ class Embed:
         report = Report(
             stage=self.name, seconds=seconds,
             counts={"embedded": done, "total": store.embeddings.count_embeddings(model)},
-            details={"model": model,
+            details={"model": model, "engine": engine.name,
                      "per_second": round(done / seconds, 1) if done and seconds else None})
-        if self.update_index:
+        if store.embeddings.indexes_vectors():
+            # The store keeps its own index (PostgreSQL's HNSW), current as each batch commits.
+            report.details["index"] = {"model": model, "in_store": True}
+        elif self.update_index:
             report.details["index"] = update_index(store, settings, model, on_progress)
         return report

@@ -229,6 +229,20 @@ class EmbeddingsStore(Protocol):
         """Models with stored vectors, most vectors first."""
         ...
 
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
+        are nearest to it, nearest first, among those passing `filters`. A backend that
+        indexes vectors (`indexes_vectors`) answers approximately from its index; otherwise
+        the answer is exact (every vector is read: what recall is measured against)."""
+        ...
+
+    def indexes_vectors(self) -> bool:
+        """Whether nearest_papers answers from a nearest-neighbour index kept in the store,
+        fast at any size (PostgreSQL's HNSW): the search layer then asks the store instead of
+        building the local index file (search/ann.py) from it."""
+        ...
+
 
 class SummariesStore(Protocol):
     """TL;DRs and blurbs with provenance, staleness and readers' flags."""

@@ -30,7 +30,7 @@ class DeliveryPages:
     # ------------------------------------------------------------- links
     async def link(self, request: Request) -> Response:
         """GET: do what the link says (rating, unsubscribe); a set-password link asks first."""
-        result = await run_in_threadpool(follow_link, self.site.store, self.site.settings,
+        result = await run_in_threadpool(self.site.with_store, follow_link, self.site.settings,
                                          request.path_params["token"])
         return self._link_page(request, result)
 
@@ -39,7 +39,7 @@ class DeliveryPages:
         fields = await self.pages.form(request) or {}
         password = fields.get("password") if "password" in fields else None
         try:
-            result = await run_in_threadpool(follow_link, self.site.store, self.site.settings,
+            result = await run_in_threadpool(self.site.with_store, follow_link, self.site.settings,
                                              request.path_params["token"], password)
         except PapersiftError as exc:
             result = LinkResult("ask", str(exc), "set_password")
@@ -85,7 +85,7 @@ class DeliveryPages:
         if isinstance(authorized, Response):
             return authorized
         session, _ = authorized
-        token = await run_in_threadpool(preferences.new_feed_token, self.site.store,
+        token = await run_in_threadpool(self.site.with_store, preferences.new_feed_token,
                                         session["reader"]["id"])
         address = f"{self.site.settings.base_url.rstrip('/')}{urls.ME_FEED}?token={token}"
         if self.pages.wants_json(request):
@@ -98,7 +98,7 @@ class DeliveryPages:
         session = self.pages.session(request)
         if session is None:
             return self.pages.refuse(request, 401, "log in to export your data")
-        data = await run_in_threadpool(export_reader, self.site.store, session["reader"]["id"])
+        data = await run_in_threadpool(self.site.with_store, export_reader, session["reader"]["id"])
         name = session["reader"]["name"]
         return Response(json.dumps(data, ensure_ascii=False, indent=2),
                         media_type="application/json", headers={

@@ -148,7 +148,7 @@ class ReaderPages:
                                               "again")
         try:
             session = await run_in_threadpool(
-                accounts.log_in, self.site.store, self.site.settings, fields.get("name", ""),
+                self.site.with_store, accounts.log_in, self.site.settings, fields.get("name", ""),
                 fields.get("password", ""), request.client.host if request.client else "")
         except PapersiftError as exc:
             data = reader_views.login(self.site, token, str(exc), self.back(fields, urls.ME))
@@ -163,7 +163,7 @@ class ReaderPages:
                                               "again")
         try:
             session = await run_in_threadpool(
-                accounts.sign_up, self.site.store, self.site.settings, fields.get("name", ""),
+                self.site.with_store, accounts.sign_up, self.site.settings, fields.get("name", ""),
                 fields.get("password", ""), fields.get("email"), fields.get("invitation"))
         except PapersiftError as exc:
             data = reader_views.signup(self.site, token, str(exc), fields)
@@ -209,7 +209,7 @@ class ReaderPages:
             return authorized
         session, fields = authorized
         try:
-            result = await run_in_threadpool(action, self.site.store,
+            result = await run_in_threadpool(self.site.with_store, action,
                                              session["reader"]["id"], fields)
         except PapersiftError as exc:
             return self.refuse(request, 400, str(exc))

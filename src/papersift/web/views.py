@@ -60,6 +60,13 @@ class Site:
             db = self._local.store = open_store(self.settings)
         return db
 
+    def with_store(self, work: Callable[..., Any], *args: Any) -> Any:
+        """work(store, *args) with the calling thread's store. What runs in a thread pool
+        calls this there: a store taken on the event loop's thread and handed to pool
+        threads would be one connection shared by concurrent requests (two readers' writes
+        at once were one SQLite transaction inside another: an error page)."""
+        return work(self.store, *args)
+
     def cached(self, key: str, ttl: float, compute: Callable[[], Any]) -> Any:
         hit = self._cache.get(key)
         now = time.monotonic()

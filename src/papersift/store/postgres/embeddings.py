@@ -3,11 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
+import psycopg
 
 from papersift.clock import utc_now
+from papersift.store.contracts import SearchFilters
 from papersift.store.postgres.db import Concern, dedupe_last, transaction
+from papersift.store.postgres.search import Search
+
+# The dimension the HNSW index covers (migration 0002: one partial index per dimension).
+INDEXED_DIM = 384
+# Candidates the HNSW search keeps per layer: at least this many, at least k, at most
+# pgvector's limit. 128, as the local index (search/ann.py), measured at recall@10 >= 0.99.
+EF_SEARCH = 128
+_EF_SEARCH_MAX = 1000
+# A filter that leaves at most this many papers is answered exactly over just those papers
+# (as the local index does): the graph would have to walk past most of the others.
+FILTER_EXACT_MAX = 20_000
+# The widest walk asked of the index before a filtered search is answered exactly instead.
+_FETCH_MAX = 50_000
 
 
 def _matrix(vectors: Sequence[np.ndarray]) -> np.ndarray:
@@ -19,6 +35,10 @@ def _matrix(vectors: Sequence[np.ndarray]) -> np.ndarray:
 class Embeddings(Concern):
     """Vectors as pgvector `vector`s at full precision (contract: EmbeddingsStore); an HNSW
     index holds the 384-dimensional ones in half precision (migration 0002)."""
+
+    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
+        super().__init__(conn, location)
+        self._search = Search(conn, location)  # the search filters, for nearest_papers
 
     def iter_embedding_inputs(
         self, model: str, batch: int = 512
@@ -103,3 +123,74 @@ class Embeddings(Concern):
                 " AND e.model = %s WHERE p.pk = ANY(%s::bigint[])", (model, wanted)).fetchall())
         order = [pk for pk in wanted if pk in found]
         return order, _matrix([found[pk] for pk in order])
+
+    # -- nearest neighbours, from the HNSW index
+    def indexes_vectors(self) -> bool:
+        """Yes: pgvector's HNSW index answers nearest_papers (the local index file is unused)."""
+        return True
+
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """The HNSW index's nearest (half precision, cosine), kept if they pass the filters,
+        scored by the inner product of the stored full-precision vectors and sorted by it. A
+        filter that leaves at most FILTER_EXACT_MAX papers, or a dimension without an index,
+        is answered exactly; a wider one widens the walk in proportion to what it removes."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if k <= 0:
+            return []
+        where, params = self._search._filter_sql(filters)  # the same backend's filters
+        if query.shape[0] != INDEXED_DIM:
+            return self._exact(model, query, k, where, params)
+        share = 1.0
+        if filters is not None and not filters.is_empty():
+            passing = int(self.value(f"SELECT count(*) FROM papers p WHERE {where}", params))
+            if passing <= FILTER_EXACT_MAX:
+                return self._exact(model, query, k, where, params)
+            share = passing / max(passing, self._estimated_papers())
+        # A few more than k: a paper linked as a duplicate after it was embedded is dropped.
+        fetch = int(k / share * 1.5) + 10
+        while fetch <= _FETCH_MAX:
+            found, walked = self._from_index(model, query, fetch, where, params)
+            if len(found) >= k or walked < fetch:  # enough, or every vector was seen
+                return found[:k]
+            fetch *= 4
+        return self._exact(model, query, k, where, params)
+
+    def _estimated_papers(self) -> int:
+        """The papers table's size as the planner estimates it (no count of a million rows)."""
+        return int(self.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
+                              " WHERE oid = 'papers'::regclass") or 1)
+
+    def _from_index(self, model: str, query: np.ndarray, fetch: int, where: str,
+                    params: list[Any]) -> tuple[list[tuple[int, float]], int]:
+        """(the `fetch` nearest that pass `where`, best first; how many the walk returned)."""
+        ef_search = min(_EF_SEARCH_MAX, max(EF_SEARCH, fetch))
+        with self.conn.transaction(), self.conn.cursor(binary=True) as cursor:
+            # relaxed_order: past ef_search the walk goes on (its answers sorted again here).
+            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true),"
+                           " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                           " set_config('hnsw.max_scan_tuples', %s, true)",
+                           (str(ef_search), str(max(20_000, 2 * fetch))))
+            # The walk on embeddings alone (so the plan is always the index's), then the join.
+            rows = cursor.execute(
+                "SELECT p.pk, -(c.vector <#> %s) FROM (SELECT paper_id, vector FROM embeddings"
+                f" WHERE model = %s AND dim = {INDEXED_DIM}"
+                f" ORDER BY vector::halfvec({INDEXED_DIM}) <=> %s::halfvec({INDEXED_DIM})"
+                " LIMIT %s) c LEFT JOIN papers p ON p.id = c.paper_id"
+                f" AND {where}", (query, model, query, int(fetch), *params)).fetchall()
+        return _best_first([r for r in rows if r[0] is not None]), len(rows)
+
+    def _exact(self, model: str, query: np.ndarray, k: int, where: str,
+               params: list[Any]) -> list[tuple[int, float]]:
+        # Ordered by the full-precision product, which no index holds: a scan of the papers
+        # passing the filter.
+        rows = self.rows(
+            "SELECT p.pk, -(e.vector <#> %s) AS score FROM embeddings e JOIN papers p"
+            f" ON p.id = e.paper_id WHERE e.model = %s AND e.dim = %s AND {where}"
+            " ORDER BY score DESC, p.pk LIMIT %s",
+            (query, model, int(query.shape[0]), *params, int(k)))
+        return _best_first(rows)
+
+
+def _best_first(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int, float]]:
+    return sorted(((int(pk), float(score)) for pk, score in rows), key=lambda r: (-r[1], r[0]))

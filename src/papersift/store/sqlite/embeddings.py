@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 
 from papersift.clock import utc_now
+from papersift.store.contracts import SearchFilters
 from papersift.store.sqlite.db import Concern, chunks, marks, transaction
+from papersift.store.sqlite.search import Search
+
+# Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
+_SCAN = 20_000
 
 
 class Embeddings(Concern):
     """Vectors as float32 little-endian blobs (contract: EmbeddingsStore)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        super().__init__(conn, path)
+        self._search = Search(conn, path)  # the search filters, for nearest_papers
 
     def iter_embedding_inputs(
         self, model: str, batch: int = 512
@@ -114,3 +125,39 @@ class Embeddings(Concern):
             return [], np.zeros((0, 0), dtype=np.float32)
         matrix = np.frombuffer(b"".join(found[pk] for pk in order), dtype="<f4")
         return order, matrix.reshape(len(order), -1).astype(np.float32, copy=False)
+
+    def indexes_vectors(self) -> bool:
+        """No: SQLite has no vector index; search uses the local index file (search/ann.py)."""
+        return False
+
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """Exact: every live paper's vector (of those passing `filters`) is read, a step at a
+        time, and the best k kept. The reference an approximate index is measured against."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        allowed = None if filters is None or filters.is_empty() else \
+            self._search.filtered_pks(filters)
+        best_pks = np.zeros(0, dtype=np.int64)
+        best_scores = np.zeros(0, dtype=np.float32)
+        last = 0
+        while k > 0:
+            rows = self.conn.execute(
+                "SELECT p.pk, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+                " WHERE e.model = ? AND p.duplicate_of IS NULL AND p.pk > ? AND e.dim = ?"
+                " ORDER BY p.pk LIMIT ?", (model, last, query.shape[0], _SCAN)).fetchall()
+            if not rows:
+                break
+            last = rows[-1][0]
+            if allowed is not None:
+                rows = [r for r in rows if r[0] in allowed]
+            if not rows:
+                continue
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4")
+            scores = matrix.reshape(len(rows), -1) @ query
+            best_pks = np.concatenate([best_pks, np.fromiter((r[0] for r in rows), np.int64)])
+            best_scores = np.concatenate([best_scores, scores.astype(np.float32)])
+            if len(best_scores) > k:
+                keep = np.argpartition(-best_scores, k - 1)[:k]
+                best_pks, best_scores = best_pks[keep], best_scores[keep]
+        order = np.lexsort((best_pks, -best_scores))
+        return [(int(best_pks[i]), float(best_scores[i])) for i in order]

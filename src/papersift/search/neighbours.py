@@ -1,0 +1,89 @@
+"""Where semantic search finds a query's nearest papers: the store's own index (PostgreSQL's HNSW) or the local index file (search/ann.py)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import numpy as np
+
+from papersift.search.ann import VectorIndex, load_index, update_index
+from papersift.settings import Settings
+from papersift.store import SearchFilters, Store
+
+
+class Neighbours(Protocol):
+    """The nearest papers of one model's vectors, under one search's filters."""
+
+    count: int  # vectors searchable (0: semantic search needs `papersift embed`)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(pk, inner product) of the k nearest papers passing the filters, nearest first."""
+        ...
+
+    def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
+        """(pks that have a vector, their vectors)."""
+        ...
+
+
+class LocalNeighbours:
+    """The local hnswlib file of the data dir (the SQLite store: one machine, one file)."""
+
+    def __init__(self, index: VectorIndex, store: Store, filters: SearchFilters | None) -> None:
+        self.index, self.store, self.filters = index, store, filters
+        self.count = index.count
+        self._allowed: set[int] | None = None
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if self.filters is not None and not self.filters.is_empty() and self._allowed is None:
+            self._allowed = self.store.search.filtered_pks(self.filters)  # once per search
+        return self.index.search(vector, k, self._allowed)
+
+    def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
+        return self.index.vectors(pks)
+
+
+# {(store location, model): (data_version, count)}: counting a million rows per query would
+# cost more than the search itself; the count only moves when the data does.
+_counts: dict[tuple[str, str], tuple[int, int]] = {}
+_counts_lock = threading.Lock()
+
+
+class StoreNeighbours:
+    """The store's own index (`store.embeddings.indexes_vectors()`), shared by every worker
+    and machine and kept current by the store itself: nothing to build or reload."""
+
+    def __init__(self, store: Store, model: str, filters: SearchFilters | None) -> None:
+        self.store, self.model, self.filters = store, model, filters
+        self.count = _count(store, model)
+
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        return self.store.embeddings.nearest_papers(self.model, vector, k, self.filters)
+
+    def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
+        return self.store.embeddings.embedding_vectors(self.model, pks)
+
+
+def _count(store: Store, model: str) -> int:
+    key, version = (store.location, model), store.data_version()
+    with _counts_lock:
+        cached = _counts.get(key)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    count = store.embeddings.count_embeddings(model)
+    with _counts_lock:
+        _counts[key] = (version, count)
+    return count
+
+
+def open_neighbours(store: Store, settings: Settings, model: str,
+                    filters: SearchFilters | None = None) -> Neighbours | None:
+    """The store's index when it keeps one, else the local file (built from the store's
+    vectors the first time it is needed); None when there is nothing to search."""
+    if store.embeddings.indexes_vectors():
+        return StoreNeighbours(store, model, filters)
+    index = load_index(settings, model)
+    if index is None and store.embeddings.count_embeddings(model):
+        update_index(store, settings, model)
+        index = load_index(settings, model)
+    return None if index is None else LocalNeighbours(index, store, filters)
