@@ -143,6 +143,24 @@ def test_duplicates_under_another_id_are_linked_not_shown_twice(
     assert [p["id"] for p in store.papers.iter_papers()] == ["2401.00001"]
 
 
+def test_same_title_by_another_first_author_is_another_paper(store: Store) -> None:
+    """Two papers may share a title ("Attention is all you need" has sequels): the duplicate
+    key is the title and the first author's surname, so a reader sees both."""
+    add_records(store, [paper()])
+    other = paper(id="2402.00002", authors=["Grace Hopper", "Alan Turing"])
+    same_lead = paper(id="2403.00003", authors=["A. Lovelace"])
+    report = add_records(store, [other, same_lead])
+    assert report.duplicates == [("2403.00003", "2401.00001")]
+    assert store.papers.get_paper("2402.00002")["duplicate_of"] is None
+    assert store.papers.count_papers() == 2
+    assert [p["id"] for p in store.papers.iter_papers()] == ["2401.00001", "2402.00002"]
+    # In one batch as in two.
+    batch = add_records(store, [paper(id="2404.00004", title="Dense retrieval for long documents"),
+                                paper(id="2404.00005", title="Dense retrieval for long documents",
+                                      authors=["Edsger Dijkstra"])])
+    assert batch.duplicates == [] and store.papers.count_papers() == 4
+
+
 def test_duplicates_within_one_batch_link_to_the_first(store: Store) -> None:
     report = add_records(store, [paper(), paper(id="2402.00002"), paper(id="2403.00003",
                                                                        title="Another paper here")])

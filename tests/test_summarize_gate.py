@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from papersift.summarize.gate import check, numbers_in
 
 PAPER = {
@@ -60,3 +62,36 @@ def test_catches_hype_latex_length_and_opening() -> None:
 def test_number_normalisation() -> None:
     assert numbers_in("1,000 and 1000 and 45.70% and 10⁵ and v2.1") == {"1000", "45.7", "10", "5", "2.1"}
     assert numbers_in("three models") == set()
+
+
+# --- the length and shape rules, each on its own (issue 20: planted bugs that survived)
+
+def test_a_tldr_of_two_sentences_fails() -> None:
+    two = "LoGRA cuts fine-tuning memory. It keeps the accuracy of full fine-tuning."
+    assert check(two, BLURB, PAPER) == ["tldr: 2 sentences (allowed 1)"]
+    assert check(two.replace(". It", " and"), BLURB, PAPER) == []
+
+
+@pytest.mark.parametrize("latex", ["\\cite{lora}", "\\emph{low-rank}", "\\(x\\)", "\\[x\\]",
+                                   "$k$"])
+def test_latex_commands_and_math_are_flagged(latex: str) -> None:
+    blurb = BLURB.replace("GSM8K", f"GSM8K {latex}")
+    assert check(TLDR, blurb, PAPER) == ["blurb: LaTeX left in the text"]
+    tldr = TLDR.replace("accuracy", f"accuracy {latex}")
+    assert check(tldr, BLURB, PAPER) == ["tldr: LaTeX left in the text"]
+
+
+def test_a_blurb_needs_two_or_three_sentences() -> None:
+    sentences = ["Zhang et al. present LoGRA, a low-rank gradient approximation for reasoning.",
+                 "It lets large models be fine-tuned with less memory than before.",
+                 "The authors test it on GSM8K and on 1000 held-out problems.",
+                 "They use 2 GPUs for every run in the study.",
+                 "Memory falls by up to 45.7% while accuracy matches full fine-tuning."]
+    five = " ".join(sentences)
+    assert check(TLDR, five, PAPER) == ["blurb: 5 sentences (allowed 2-3)"]
+    four = " ".join(sentences[:4])
+    assert check(TLDR, four, PAPER) == ["blurb: 4 sentences (allowed 2-3)"]
+    three = " ".join(sentences[:3])
+    assert check(TLDR, three, PAPER) == []
+    one = " ".join(sentences[:3]).replace(". It", ", which").replace(". The authors", "; they")
+    assert check(TLDR, one, PAPER) == ["blurb: 1 sentences (allowed 2-3)"]

@@ -1,0 +1,154 @@
+"""Hostile text on every page kind, rendered in-process: shown as text, never as markup (issue 20).
+
+Each hostile value carries an element of its own (<x-injected id=...>) and an event handler:
+a page passes when the element is nowhere in its DOM, no attribute is an event handler, and
+the value's literal text is what the reader sees. Fast (no model, no shared data), so it is
+also what the mutation run of the templates' escaping uses (docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from html.parser import HTMLParser
+from urllib.parse import quote
+
+import pytest
+from starlette.testclient import TestClient
+
+from papersift.ingest.stage import add_records
+from papersift.readers import accounts, signals
+from papersift.records import PaperRecord
+from papersift.settings import Settings
+from papersift.store import open_store
+from papersift.summarize import Summarize
+from papersift.web import urls
+from papersift.web.app import create_app
+from tests.store_sql import run_sql
+
+DAY = (date.today() - timedelta(days=1)).isoformat()
+HOSTILE_ID = "2611.00001"
+TITLE = 'Graph nets <x-injected id="title">bold</x-injected> <img src=x onerror="alert(1)">'
+ABSTRACT = ('We study graph networks <x-injected id="abstract">here</x-injected> on molecules. '
+            'A second sentence <img src=x onerror="alert(2)"> follows with more detail about '
+            "the message passing layers and the benchmarks used to compare them.")
+AUTHOR = '<x-injected id="author" onmouseover="alert(3)">Mallory</x-injected> Evil'
+LABEL = '<x-injected id="label">Graphs</x-injected> & <svg onload=alert(4)>'
+QUERY = '<x-injected id="query">graph</x-injected> "<img src=x onerror=alert(5)>'
+FOLLOWED = 'search:<x-injected id="follow">graph</x-injected>'
+PASSWORD = "correct horse battery"
+
+
+class Dom(HTMLParser):
+    """The elements, attributes and text a browser would build from a page."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[str] = []
+        self.handlers: list[tuple[str, str]] = []
+        self.text: list[str] = []
+        self.feed(page)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.handlers += [(tag, name) for name, _ in attrs if name.startswith("on")]
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+    def shows(self, literal: str) -> bool:
+        return " ".join(literal.split()) in " ".join(" ".join(self.text).split())
+
+
+def assert_inert(page: str, where: str) -> Dom:
+    dom = Dom(page)
+    assert "x-injected" not in dom.tags, f"{where}: an injected element is in the DOM"
+    assert dom.handlers == [], f"{where}: event handlers {dom.handlers}"
+    assert not re.search(r"<(?:img|svg)[^>]*\bon\w+=", page, re.I), where
+    return dom
+
+
+def hostile_store(settings: Settings) -> None:
+    with open_store(settings) as store:
+        add_records(store, [
+            PaperRecord(id=HOSTILE_ID, title=TITLE, abstract=ABSTRACT,
+                        authors=[AUTHOR, "Alice Safe"], categories=["cs.LG"], source="file",
+                        announced=DAY, comment='<x-injected id="comment">c</x-injected>'),
+            PaperRecord(id="2611.00002", title="Graph networks for chemistry benchmarks",
+                        abstract="We compare graph networks on molecules. They do well.",
+                        authors=["Ada Lovelace"], categories=["cs.LG"], source="file",
+                        announced=DAY),
+        ])
+        run_sql(store, "INSERT INTO topics(id, slug, label) VALUES (1, 'hostile', ?)", (LABEL,))
+        run_sql(store, "INSERT INTO paper_topics(paper_id, topic_id, assigned_by)"
+                       " VALUES (?, 1, 'build'), ('2611.00002', 1, 'build')", (HOSTILE_ID,))
+        Summarize().run(store, settings)
+
+
+@pytest.fixture
+def client(settings: Settings) -> TestClient:
+    hostile_store(settings)
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+def author_path(client: TestClient) -> str:
+    page = client.get(urls.paper(HOSTILE_ID)).text
+    return next(h for h in re.findall(r'href="(/authors/[^"]+)"', page) if "mallory" in h)
+
+
+def test_every_public_page_shows_hostile_text_as_text(client: TestClient) -> None:
+    shown = {
+        "/": [TITLE, LABEL],
+        urls.paper(HOSTILE_ID): [TITLE, ABSTRACT.split(" on molecules")[0], AUTHOR, LABEL],
+        urls.topic("hostile"): [LABEL, TITLE],
+        urls.daily(DAY): [TITLE],
+        urls.category("cs.LG"): [TITLE],
+        author_path(client): [AUTHOR, TITLE],
+        urls.with_query(urls.SEARCH, q=QUERY): [QUERY],
+        urls.with_query(urls.SEARCH, q="graph networks"): [TITLE],
+        urls.TOPICS: [],
+        "/papers/" + quote('<x-injected id="path">'): [],
+        urls.with_query(urls.SEARCH, q="graph", since=QUERY, category=QUERY, topic=QUERY): [],
+        urls.with_query(urls.LOGIN, next=QUERY): [],
+        urls.SIGNUP: [],
+    }
+    for path, literals in shown.items():
+        response = client.get(path)
+        assert response.status_code in (200, 404), path
+        dom = assert_inert(response.text, path)
+        for literal in literals:
+            assert dom.shows(literal), (path, literal)
+
+
+def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings: Settings
+                                                   ) -> None:
+    with open_store(settings) as store:
+        reader_id = accounts.add_reader(store, "mallory", PASSWORD)
+        signals.follow(store, reader_id, FOLLOWED)
+        signals.follow(store, reader_id, "topic:hostile")
+        signals.save(store, reader_id, "reading list", HOSTILE_ID)
+    page = client.get(urls.LOGIN).text
+    token = re.search(r'name="form_token" value="([^"]+)"', page).group(1)
+    answer = client.post(urls.LOGIN, data={"form_token": token, "name": "mallory",
+                                          "password": PASSWORD}, follow_redirects=False)
+    assert answer.status_code == 303, answer.text
+    for path, literals in {
+        urls.ME: [TITLE],
+        urls.ME_PROFILE: [FOLLOWED.partition(":")[2], LABEL],
+        urls.me_collection("reading list"): [TITLE],
+    }.items():
+        response = client.get(path)
+        assert response.status_code == 200, path
+        dom = assert_inert(response.text, path)
+        for literal in literals:
+            assert dom.shows(literal), (path, literal)
+
+
+def test_the_check_itself_sees_markup_that_is_not_escaped() -> None:
+    """The DOM check would fail a page that let any of the values through."""
+    for value in (TITLE, AUTHOR, LABEL, QUERY, FOLLOWED):
+        with pytest.raises(AssertionError):
+            assert_inert(f"<main><p>{value}</p></main>", "raw")
+
