@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -152,3 +154,86 @@ def test_the_check_itself_sees_markup_that_is_not_escaped() -> None:
         with pytest.raises(AssertionError):
             assert_inert(f"<main><p>{value}</p></main>", "raw")
 
+
+
+# --------------------------------------------------------------------- in chromium
+
+@pytest.fixture
+def served(settings: Settings) -> Any:
+    from tests.web_helpers import LiveServer
+
+    hostile_store(settings)
+    with LiveServer(settings) as server:
+        yield server
+
+
+@pytest.mark.browser
+def test_hostile_input_is_text_on_every_page_in_chromium(served: Any, settings: Settings,
+                                                        tmp_path: Path) -> None:
+    """A query, a title and abstract, an author and a topic label, each hostile: every page
+    kind shows them as text, holds no injected element or handler, and logs no error."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    with open_store(settings) as store:
+        reader_id = accounts.add_reader(store, "mallory", PASSWORD)
+        signals.follow(store, reader_id, FOLLOWED)
+        signals.follow(store, reader_id, "topic:hostile")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True,
+            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = chromium.new_page()
+        errors: list[str] = []
+        dialogs: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+        def visit(path: str | None, *literals: str) -> None:
+            if path is not None:
+                page.goto(served.url + path)
+            page.wait_for_load_state("load")
+            where = page.url
+            injected = page.evaluate(
+                "document.querySelectorAll('x-injected, img[src=\"x\"], [onerror], [onload],"
+                " [onmouseover], main svg').length")
+            assert injected == 0, where
+            shown = " ".join(page.locator("body").inner_text().split())
+            for literal in literals:
+                assert " ".join(literal.split()) in shown, (where, literal)
+
+        author = author_path(TestClient(create_app(settings)))
+        visit("/", TITLE, LABEL)
+        visit(urls.paper(HOSTILE_ID), TITLE, AUTHOR, LABEL)
+        page.locator(f'a[href="{author}"]').first.hover()
+        page.locator(f'a[href="{author}"]').first.click()
+        visit(None, AUTHOR, TITLE)
+        visit(urls.topic("hostile"), LABEL, TITLE)
+        visit(urls.daily(DAY), TITLE)
+        visit(urls.category("cs.LG"), TITLE)
+        visit(urls.TOPICS)
+        page.locator("#site-q").fill(QUERY)
+        page.locator("#site-q").press("Enter")
+        page.wait_for_url(re.compile(r"/search\?"))
+        visit(None, QUERY)
+        assert page.locator("#q").input_value() == QUERY
+        visit(urls.with_query(urls.SEARCH, q="graph networks"), TITLE)
+        before = len(errors)
+        visit("/papers/" + quote('<x-injected id="path">'))
+        # The page itself answers 404 (chromium logs that status); nothing else may fail.
+        assert errors[before:] == [
+            "Failed to load resource: the server responded with a status of 404 (Not Found)"]
+        del errors[before:]
+        visit(urls.LOGIN)
+        page.fill("main input[name=name]", "mallory")
+        page.fill("main input[name=password]", PASSWORD)
+        page.locator("main form").get_by_role("button", name="Log in").click()
+        page.wait_for_url(re.compile(r"/me"))
+        visit(urls.ME, TITLE)
+        visit(urls.ME_PROFILE, FOLLOWED.partition(":")[2], LABEL)
+        page.screenshot(path=str(tmp_path / "xss.png"), full_page=True)
+        chromium.close()
+    assert dialogs == [], dialogs
+    assert errors == [], errors
