@@ -100,8 +100,9 @@ def author_path(client: TestClient) -> str:
     return next(h for h in re.findall(r'href="(/authors/[^"]+)"', page) if "mallory" in h)
 
 
-def test_every_public_page_shows_hostile_text_as_text(client: TestClient) -> None:
-    shown = {
+def public_pages(client: TestClient) -> dict[str, list[str]]:
+    """Every public page kind, with the hostile values each must show as text."""
+    return {
         "/": [TITLE, LABEL],
         urls.paper(HOSTILE_ID): [TITLE, ABSTRACT.split(" on molecules")[0], AUTHOR, LABEL],
         urls.topic("hostile"): [LABEL, TITLE],
@@ -116,16 +117,11 @@ def test_every_public_page_shows_hostile_text_as_text(client: TestClient) -> Non
         urls.with_query(urls.LOGIN, next=QUERY): [],
         urls.SIGNUP: [],
     }
-    for path, literals in shown.items():
-        response = client.get(path)
-        assert response.status_code in (200, 404), path
-        dom = assert_inert(response.text, path)
-        for literal in literals:
-            assert dom.shows(literal), (path, literal)
 
 
-def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings: Settings
-                                                   ) -> None:
+def log_in_a_reader(client: TestClient, settings: Settings) -> dict[str, list[str]]:
+    """A reader who follows a hostile search and the hostile topic, logged in on `client`;
+    the reader's pages with the hostile values each must show as text."""
     with open_store(settings) as store:
         reader_id = accounts.add_reader(store, "mallory", PASSWORD)
         signals.follow(store, reader_id, FOLLOWED)
@@ -136,16 +132,33 @@ def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings:
     answer = client.post(urls.LOGIN, data={"form_token": token, "name": "mallory",
                                           "password": PASSWORD}, follow_redirects=False)
     assert answer.status_code == 303, answer.text
-    for path, literals in {
+    return {
         urls.ME: [TITLE],
         urls.ME_PROFILE: [FOLLOWED.partition(":")[2], LABEL],
         urls.me_collection("reading list"): [TITLE],
-    }.items():
+    }
+
+
+def check_pages(client: TestClient, pages: dict[str, list[str]]) -> dict[str, str]:
+    """Every page inert and showing its literals; the pages' HTML by path."""
+    rendered = {}
+    for path, literals in pages.items():
         response = client.get(path)
-        assert response.status_code == 200, path
+        assert response.status_code in (200, 404), path
         dom = assert_inert(response.text, path)
         for literal in literals:
             assert dom.shows(literal), (path, literal)
+        rendered[path] = response.text
+    return rendered
+
+
+def test_every_public_page_shows_hostile_text_as_text(client: TestClient) -> None:
+    check_pages(client, public_pages(client))
+
+
+def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings: Settings
+                                                   ) -> None:
+    check_pages(client, log_in_a_reader(client, settings))
 
 
 def test_the_check_itself_sees_markup_that_is_not_escaped() -> None:

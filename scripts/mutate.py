@@ -1,0 +1,154 @@
+"""Mutation testing of the rules that protect readers, one module at a time (issue 20).
+
+    .venv/bin/python scripts/mutate.py MODULE...   (or `make mutate [MUTATE=gate]`)
+
+Each module is mutated by mutmut in a work folder of its own (build/mutate/MODULE) against a
+small, fast subset of the tests that speak for its rules, one process at a time (the machine
+is shared). The score is killed / all mutants generated, less the mutants listed as
+equivalent below (each with the reason it cannot change what a reader or caller sees).
+The templates are not Python: `templates` adds `|safe` to each printed expression in turn and
+renders every page kind with hostile text in-process (scripts/mutate_templates.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build" / "mutate"
+MUTMUT = str(Path(sys.executable).with_name("mutmut"))
+NOT_PG = ["-k", "not postgresql", "-m", "not slow and not browser"]
+
+# name: (files mutated, mutant-name globs (None: every function of those files), tests)
+MODULES: dict[str, tuple[list[str], list[str] | None, list[str]]] = {
+    "dedup": (
+        ["src/papersift/ingest/prepare.py", "src/papersift/ingest/merge.py",
+         "src/papersift/store/sqlite/papers.py"],
+        ["papersift.ingest.prepare.x_norm_title_key*", "papersift.ingest.prepare.x_slugify*",
+         "papersift.ingest.merge.*", "papersift.store.sqlite.papers.*_originals*",
+         "papersift.store.sqlite.papers.*_insert_papers*"],
+        ["tests/test_store_papers.py"],
+    ),
+    "gate": (
+        ["src/papersift/summarize/gate.py"], None,
+        ["tests/test_summarize_gate.py", "tests/test_properties.py"],
+    ),
+    "query": (
+        ["src/papersift/search/keyword.py", "src/papersift/store/sqlite/search.py"],
+        ["papersift.search.keyword.x_parse_query*", "papersift.search.keyword.x_clean_text*",
+         "papersift.search.keyword.x__take_filter*", "papersift.search.keyword.x__items*",
+         "papersift.search.keyword.x__words*", "papersift.search.keyword.x__fix_operators*",
+         "papersift.store.sqlite.search.x_fts_expression*", "papersift.store.sqlite.search.x_fts_term*"],
+        ["tests/test_search_query.py", "tests/test_properties.py"],
+    ),
+    "escaping": (
+        ["src/papersift/search/highlight.py", "src/papersift/web/render.py",
+         "src/papersift/web/text.py"],
+        ["papersift.search.highlight.*", "papersift.web.render.x_environment*",
+         "papersift.web.text.x_plain*", "papersift.web.text.x_readable*",
+         "papersift.web.text.x__readable*"],
+        ["tests/test_web_escaping.py", "tests/test_search_query.py", "tests/test_web_units.py"],
+    ),
+    "readers": (
+        ["src/papersift/readers/accounts.py"], None,
+        ["tests/test_readers_accounts.py"],
+    ),
+}
+
+
+def _work_folder(name: str) -> Path:
+    """build/mutate/NAME with the sources, the tests and a pyproject of this module's config."""
+    files, _, tests = MODULES[name]
+    folder = BUILD / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    shutil.copytree(ROOT / "src", folder / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "tests", folder / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+    pytest_options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    options = pytest_options["ini_options"]
+    lines = ["[tool.mutmut]", 'source_paths = ["src"]', f"only_mutate = {json.dumps(files)}",
+             'also_copy = ["tests", "pyproject.toml"]',
+             f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+             f"pytest_add_cli_args = {json.dumps(['-p', 'no:cacheprovider', *NOT_PG])}",
+             "", "[tool.pytest.ini_options]", f"addopts = {json.dumps(options['addopts'])}",
+             f"markers = {json.dumps(options['markers'])}"]
+    (folder / "pyproject.toml").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def run_module(name: str) -> dict[str, object]:
+    """Mutate one module; its counts by outcome, written to build/mutate/NAME.json."""
+    if name == "templates":
+        return json.loads(subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "mutate_templates.py")],
+            check=True, capture_output=True, text=True, cwd=ROOT).stdout.splitlines()[-1])
+    folder = _work_folder(name)
+    globs = MODULES[name][1] or []
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    subprocess.run([MUTMUT, "run", "--max-children", "1", *globs], cwd=folder, env=env,
+                   check=False)
+    listing = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=folder, env=env,
+                             capture_output=True, text=True, check=True).stdout
+    outcomes: dict[str, list[str]] = {}
+    for line in listing.splitlines():
+        mutant, _, outcome = line.strip().rpartition(": ")
+        if mutant and _selected(mutant, globs):
+            outcomes.setdefault(outcome, []).append(mutant)
+    equivalent = [m for m in EQUIVALENT.get(name, {}) if m in sum(outcomes.values(), [])]
+    killed = len(outcomes.get("killed", [])) + len(outcomes.get("timeout", []))
+    total = sum(len(v) for v in outcomes.values()) - len(equivalent)
+    summary = {"module": name, "killed": killed, "total": total,
+               "score": round(killed / total, 4) if total else None,
+               "equivalent": {m: EQUIVALENT[name][m] for m in equivalent},
+               "counts": {k: len(v) for k, v in outcomes.items()},
+               "survived": [m for m in outcomes.get("survived", []) if m not in equivalent],
+               "not_checked": outcomes.get("not checked", []) + outcomes.get("no tests", [])}
+    (BUILD / f"{name}.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def _selected(mutant: str, globs: list[str]) -> bool:
+    from fnmatch import fnmatchcase
+
+    return not globs or any(fnmatchcase(mutant, g) for g in globs)
+
+
+# Mutants that cannot change what a reader or caller sees, by module, with the reason.
+_STRIPS = "strips the characters X and 0 from a string of digits: the same as stripping 0"
+_SPACED = ("letters part digits as a space does: the number pattern's look-behind only sees"
+           " digits, '.' and ','")
+_SPLIT = "the piece pattern splits at '-', '/' and '_' itself: the replace only adds speed"
+EQUIVALENT: dict[str, dict[str, str]] = {
+    "gate": {
+        "papersift.summarize.gate.x__canonical_number__mutmut_11": _STRIPS,
+        "papersift.summarize.gate.x__canonical_number__mutmut_18": _STRIPS,
+        "papersift.summarize.gate.x_numbers_in__mutmut_9": _SPACED,
+        "papersift.summarize.gate.x_numbers_in__mutmut_13": _SPACED,
+        "papersift.summarize.gate.x__pieces__mutmut_15": _SPLIT,
+        "papersift.summarize.gate.x__pieces__mutmut_17": _SPLIT,
+        "papersift.summarize.gate.x__pieces__mutmut_19": _SPLIT,
+        "papersift.summarize.gate.x_build_source__mutmut_38":
+            "GateSource.text is read by no code (the gate checks numbers, names and words)",
+    },
+}
+
+
+def main(names: list[str]) -> int:
+    unknown = [n for n in names if n not in MODULES and n != "templates"]
+    if unknown or not names:
+        print(f"modules: {', '.join([*MODULES, 'templates'])}", file=sys.stderr)
+        return 2
+    for name in names:
+        summary = run_module(name)
+        print(json.dumps({k: summary[k] for k in ("module", "killed", "total", "score")}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
