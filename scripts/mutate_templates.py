@@ -6,10 +6,12 @@ mutant adds `|safe` to one `{{ … }}` and renders every page kind of tests/test
 (hostile text in a query, a title and abstract, an author, a topic label and a reader's
 follows) in this process; the mutant is killed when a page check fails.
 
-A mutant whose every page renders byte for byte as without it prints nothing a reader or an
-upstream controls in the hostile fixture (a number, a date, a path built by web/urls.py, a
-fixed word): it is listed as equivalent rather than survived. The last line printed is the
-summary as JSON.
+A mutant whose expression is printed on some page, and whose every page renders byte for
+byte as without it, prints nothing a reader or an upstream controls in the hostile fixture (a
+number, a date, a path built by web/urls.py, a fixed word): it is listed as equivalent rather
+than survived. An expression no page of the fixture prints is "not reached" and counts as not
+killed. The email digest's templates (templates/email, their own environment) are not run.
+The last line printed is the summary as JSON.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ _PRINTED = re.compile(r"\{\{(.*?)\}\}", re.S)
 def mutants() -> list[tuple[str, int, str]]:
     """(template name, offset, mutated text) for every printed expression not already safe."""
     found = []
-    for path in sorted(TEMPLATES.rglob("*.html")):
+    for path in sorted(TEMPLATES.glob("*.html")):  # email/: the digest's own environment
         name = path.relative_to(TEMPLATES).as_posix()
         text = path.read_text(encoding="utf-8")
         for match in _PRINTED.finditer(text):
@@ -40,6 +42,16 @@ def mutants() -> list[tuple[str, int, str]]:
             found.append((name, match.start(), f"{text[:match.start(1)]}({inner.strip()})|safe"
                                                 f"{text[end:]}"))
     return found
+
+
+def _marked() -> dict[str, str]:
+    """Every template with a comment naming each printed expression after it."""
+    marked = {}
+    for path in sorted(TEMPLATES.glob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        marked[path.name] = _PRINTED.sub(
+            lambda m, name=path.name: f"{m.group(0)}<!--reach:{name}@{m.start()}-->", text)
+    return marked
 
 
 def main() -> int:
@@ -60,10 +72,18 @@ def main() -> int:
         wanted = {**pages.public_pages(client), **pages.log_in_a_reader(client, settings)}
         baseline = pages.check_pages(client, wanted)
         outcomes: dict[str, list[str]] = {"killed": [], "equivalent": [], "survived": []}
+        env.loader = ChoiceLoader([DictLoader(_marked()), files])
+        env.cache.clear() if env.cache is not None else None
+        shown = "".join(_rendered(client, wanted).values())
+        reached = set(re.findall(r"<!--reach:([^>]+?)-->", shown))
+        outcomes["not reached"] = []
         for name, offset, text in mutants():
             env.loader = ChoiceLoader([DictLoader({name: text}), files])
             env.cache.clear() if env.cache is not None else None
             label = f"{name}@{offset}"
+            if label not in reached:
+                outcomes["not reached"].append(label)
+                continue
             try:
                 rendered = _rendered(client, wanted)
                 pages.check_pages(client, wanted)
@@ -74,7 +94,8 @@ def main() -> int:
             outcomes["equivalent" if same else "survived"].append(label)
         env.loader = files
         env.cache.clear() if env.cache is not None else None
-    killed, total = len(outcomes["killed"]), len(outcomes["killed"]) + len(outcomes["survived"])
+    killed = len(outcomes["killed"])
+    total = killed + len(outcomes["survived"]) + len(outcomes["not reached"])
     summary = {"module": "templates", "killed": killed, "total": total,
                "score": round(killed / total, 4) if total else None,
                "generated": total + len(outcomes["equivalent"]), **outcomes}

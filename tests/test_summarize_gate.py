@@ -119,6 +119,13 @@ def test_names_and_numbers_of_the_title_and_the_authors_count_as_known() -> None
         "blurb: name not in the abstract: DeWitt"][::-1]
 
 
+def test_every_authors_name_is_known_not_only_the_openings() -> None:
+    paper = {**PAPER, "authors": ["Wei Zhang", "Lin DeVries", "Sam McQueen"]}
+    blurb = BLURB.replace("They report", "DeVries and McQueen report")
+    assert check(TLDR, blurb, paper) == []
+    assert check(TLDR, blurb, PAPER) == ["blurb: name not in the abstract: DeVries, McQueen"]
+
+
 def test_a_naming_given_is_known_and_is_the_opening() -> None:
     blurb = BLURB.replace("Zhang et al.", "The DeepLoGRA team")
     assert check(TLDR, blurb, PAPER, naming="The DeepLoGRA team") == []
@@ -127,7 +134,7 @@ def test_a_naming_given_is_known_and_is_the_opening() -> None:
     assert check(TLDR, BLURB.replace("Zhang et al.", "The authors"), PAPER) == []
     # Built without a naming, a blurb may open as it likes.
     assert check(TLDR, "In a new paper, " + BLURB, source=build_source(PAPER)) == []
-    with pytest.raises(ValueError, match="needs a paper or a source"):
+    with pytest.raises(ValueError, match=r"^check\(\) needs a paper or a source$"):
         check(TLDR, BLURB)
 
 
@@ -171,8 +178,8 @@ def test_length_bounds_are_inclusive() -> None:
     assert check(TLDR, ninety.replace(" end.", " the end."), PAPER) == [
         "blurb: 91 words (allowed 19-90)"]
     short = {"title": "Tiny", "abstract": " ".join(["word"] * 14) + ".", "authors": ["Ann Lee"]}
-    ten = "Lee writes about word after word. The paper says word twice."
-    assert len(ten.split()) == 11 and check("Lee writes about words.", ten, short) == []
+    ten = "Lee writes about word after word. The paper says word."
+    assert len(ten.split()) == 10 and check("Lee writes about words.", ten, short) == []
     assert check("Lee writes about words.", "Lee writes about word. It says word.", short) == [
         "blurb: 7 words (allowed 10-90)"]
 
@@ -182,6 +189,8 @@ def test_blurb_sentence_bounds_follow_the_abstract() -> None:
     two = two.replace("2 GPUs.", "2 GPUs, and they report memory reductions of up to 45.7% "
                       "while matching the accuracy of full fine-tuning.")
     assert check(TLDR, two, PAPER) == []
+    three_sentences = {**PAPER, "abstract": PAPER["abstract"] + " It needs no extra hardware."}
+    assert check(TLDR, two, three_sentences) == []
     one_sentence_abstract = {**PAPER, "abstract": "LoGRA cuts memory by 45.7% on GSM8K and "
                              "1000 held-out problems at 10^5 steps with two GPUs and no loss."}
     one = two.replace(". The authors test", ", and the authors test")
