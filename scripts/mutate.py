@@ -33,7 +33,7 @@ MODULES: dict[str, tuple[list[str], list[str] | None, list[str]]] = {
         ["papersift.ingest.prepare.x_norm_title_key*", "papersift.ingest.prepare.x_slugify*",
          "papersift.ingest.merge.*", "papersift.store.sqlite.papers.*_originals*",
          "papersift.store.sqlite.papers.*_insert_papers*"],
-        ["tests/test_store_papers.py"],
+        ["tests/test_store_papers.py", "tests/test_ingest_merge.py"],
     ),
     "gate": (
         ["src/papersift/summarize/gate.py"], None,
@@ -124,6 +124,16 @@ _STRIPS = "strips the characters X and 0 from a string of digits: the same as st
 _SPACED = ("letters part digits as a space does: the number pattern's look-behind only sees"
            " digits, '.' and ','")
 _SPLIT = "the piece pattern splits at '-', '/' and '_' itself: the replace only adds speed"
+_LONE_QUOTE = ("a lone quote is at most one token (any two quotes are read as a phrase): 'an odd"
+               " count of lone quotes' and 'a lone quote' are the same test")
+_NO_WORDS = ("a lone quote or parenthesis, or an empty phrase, has no words: whichever branch"
+             " reads it skips it")
+_FALSY = "None and False are both false where the flag is read"
+_SQL_CASE = "SQL keywords and names are case-insensitive: only the case of the statement changed"
+_PAPERS = "papersift.store.sqlite.papers.xǁPapersǁ"
+_KEY = ("a title key is only compared with keys this function made, and lowercase words never"
+        " hold 'XX': the changed separator is as injective as the original")
+_FIRST_PART = "the first part of a split at ':' is the same however many splits follow"
 EQUIVALENT: dict[str, dict[str, str]] = {
     "gate": {
         "papersift.summarize.gate.x__canonical_number__mutmut_11": _STRIPS,
@@ -135,6 +145,38 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "papersift.summarize.gate.x__pieces__mutmut_19": _SPLIT,
         "papersift.summarize.gate.x_build_source__mutmut_38":
             "GateSource.text is read by no code (the gate checks numbers, names and words)",
+    },
+    "dedup": {
+        **{f"{_PAPERS}_originals__mutmut_{n}": _SQL_CASE for n in (15, 16, 30, 31)},
+        **{f"{_PAPERS}_insert_papers__mutmut_{n}": _SQL_CASE for n in (
+            39, 40, 47, 48, 50, 52, 53, 61, 62, 64, 65, 71, 72, 78, 79, 85, 86)},
+        **{f"{_PAPERS}_insert_papers__mutmut_{n}":
+           "the DOI and title-key maps hold no None key: get(None) finds nothing either way"
+           for n in (12, 15)},
+        "papersift.ingest.merge.x_source_kind__mutmut_4": _FIRST_PART,
+        "papersift.ingest.merge.x_source_kind__mutmut_7": _FIRST_PART,
+        "papersift.ingest.merge.x_merge__mutmut_22":
+            "every known source ranks 10 or more: an unknown incoming source ranked 1 instead"
+            " of 0 beats and loses to the same stored sources",
+        "papersift.ingest.prepare.x_slugify__mutmut_14": "codec names are case-insensitive",
+        "papersift.ingest.prepare.x_slugify__mutmut_25":
+            "a lowercased slug holds no 'X' to strip",
+        "papersift.ingest.prepare.x_norm_title_key__mutmut_34":
+            "a first author without a name gives every key the same constant part either way",
+        "papersift.ingest.prepare.x_norm_title_key__mutmut_38": _KEY,
+        "papersift.ingest.prepare.x_norm_title_key__mutmut_39": _KEY,
+    },
+    "query": {
+        **{f"papersift.search.keyword.x__items__mutmut_{n}": _LONE_QUOTE
+           for n in (4, 5, 6, 7, 8, 10, 11)},
+        **{f"papersift.search.keyword.x__items__mutmut_{n}": _NO_WORDS
+           for n in (25, 26, 27, 30, 35, 36)},
+        "papersift.search.keyword.x_parse_query__mutmut_77":
+            "the free text is collapsed to single spaces and stripped just before: split(None)"
+            " and split(' ') give the same words",
+        "papersift.search.keyword.x__fix_operators__mutmut_2": _FALSY,
+        "papersift.store.sqlite.search.x_fts_expression__mutmut_2": _FALSY,
+        "papersift.store.sqlite.search.x_fts_expression__mutmut_5": _FALSY,
     },
 }
 

@@ -168,6 +168,33 @@ def test_duplicates_within_one_batch_link_to_the_first(store: Store) -> None:
     assert len(report.new) == 3
 
 
+def test_the_same_doi_under_another_title_is_a_duplicate_in_one_batch_or_two(
+        store: Store) -> None:
+    add_records(store, [paper(doi="10.5555/A"), paper(id="2401.00009", doi="10.5555/b",
+                                                      title="Dense retrieval of long texts")])
+    report = add_records(store, [
+        paper(id="2402.00002", doi="10.5555/a", title="A renamed preprint", authors=["X Y"]),
+        paper(id="2402.00003", doi="10.5555/B", title="Another renamed one", authors=["Z W"]),
+        paper(id="2402.00004", doi="10.5555/c", title="A new paper on parsing", authors=["Q R"]),
+        paper(id="2402.00005", doi="10.5555/C", title="The same, retitled", authors=["S T"]),
+    ])
+    assert sorted(report.duplicates) == [("2402.00002", "2401.00001"),
+                                         ("2402.00003", "2401.00009"),
+                                         ("2402.00005", "2402.00004")]
+
+
+def test_every_paper_of_a_batch_keeps_its_authors_categories_and_versions(store: Store) -> None:
+    add_records(store, [paper(version=2, versions=[(1, "2024-01-01"), (2, "2024-02-01")]),
+                        paper(id="2402.00002", title="Another paper entirely", version=1,
+                              authors=["Grace Hopper"], categories=["cs.AI"])])
+    first = store.papers.get_paper("2401.00001")
+    assert [a["name"] for a in first["authors"]] == ["Ada Lovelace", "Alan Turing"]
+    assert first["categories"] == ["cs.CL", "cs.LG"] and len(first["versions"]) == 2
+    second = store.papers.get_paper("2402.00002")
+    assert [a["name"] for a in second["authors"]] == ["Grace Hopper"]
+    assert second["categories"] == ["cs.AI"] and len(second["versions"]) == 1
+
+
 def test_same_id_twice_in_a_batch_merges(store: Store) -> None:
     report = add_records(store, [paper(version=1, source="arxiv"),
                                   paper(version=2, title="Revised", source="arxiv")])
