@@ -284,3 +284,18 @@ def test_the_fts5_expression_quotes_and_weights_terms() -> None:
     assert fts_expression(KeywordQuery([Term("a", weight=2), Term("b", prefix=True)], "AND")) == (
         '("a" OR "a") AND "b"*')
     assert fts_expression(KeywordQuery([Term("a"), "NOT", Term("b")], "AND")) == '"a" NOT "b"'
+
+
+def test_highlighting_marks_prefixes_escapes_and_says_where_it_cut() -> None:
+    from papersift.search.highlight import WINDOW_CHARS, Highlighter
+
+    assert Highlighter(["net"]).mark("Networks & nets") == (
+        "<mark>Networks</mark> &amp; <mark>nets</mark>")
+    assert Highlighter(["ne"]).mark("ne net") == "<mark>ne</mark> net"
+    long = Highlighter(["x"]).mark("<b> " * (WINDOW_CHARS // 4 + 10))
+    assert long.endswith("…") and "<b>" not in long
+    assert Highlighter(["x"]).mark("<b>") == "&lt;b&gt;"
+    lead = Highlighter([]).snippet
+    assert lead("one two <three>", 3) == ("one two <three>", "one two &lt;three&gt;")
+    assert lead("one two three four", 3) == ("one two three…", "one two three…")
+    assert lead("a" * 60, 2) == ("a" * 50 + "…", "a" * 50 + "…")
