@@ -176,6 +176,15 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "papersift.search.highlight.xǁHighlighterǁ__init____mutmut_25":
             "the pattern is compiled IGNORECASE: [IY] matches what [iy] does",
     },
+    "readers": {
+        **{f"papersift.readers.accounts.x_log_in__mutmut_{n}":
+           "the two lists zipped always have two items: strict or not, the same pairs"
+           for n in (17, 20, 21)},
+        "papersift.readers.accounts.x_log_in__mutmut_1":
+            "the default address only names one rate-limit key: any constant does the same",
+        "papersift.readers.accounts.x_start_session__mutmut_2":
+            "secrets.token_urlsafe(None) draws its default, 32 bytes: the same as 32",
+    },
     "query": {
         **{f"papersift.search.keyword.x__items__mutmut_{n}": _LONE_QUOTE
            for n in (4, 5, 6, 7, 8, 10, 11)},
