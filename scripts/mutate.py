@@ -93,7 +93,11 @@ def run_module(name: str) -> dict[str, object]:
             check=True, capture_output=True, text=True, cwd=ROOT).stdout.splitlines()[-1])
     folder = _work_folder(name)
     globs = MODULES[name][1] or []
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    # Each mutant is a pytest session: their numbered temp folders live in the work folder,
+    # so pytest's clean-up of old ones never touches another run's (or another person's).
+    temp_root = folder / "tmp"
+    temp_root.mkdir()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTEST_DEBUG_TEMPROOT": str(temp_root)}
     subprocess.run([MUTMUT, "run", "--max-children", "1", *globs], cwd=folder, env=env,
                    check=False)
     listing = subprocess.run([MUTMUT, "results", "--all", "true"], cwd=folder, env=env,
