@@ -177,6 +177,8 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         **{f"papersift.search.highlight.xǁHighlighterǁ__init____mutmut_{n}":
            "every alternative of the pattern runs to the end of its word, so their order never"
            " changes a match" for n in (3, 6, 7, 9)},
+        "papersift.search.highlight.xǁHighlighterǁ_lead__mutmut_1":
+            "the default of `cut` is never used: its one caller (snippet) always passes it",
         "papersift.search.highlight.xǁHighlighterǁ__init____mutmut_25":
             "the pattern is compiled IGNORECASE: [IY] matches what [iy] does",
     },

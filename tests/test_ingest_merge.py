@@ -62,10 +62,10 @@ def test_empty_fields_never_erase_and_a_loser_fills_gaps() -> None:
 
 def test_links_authors_source_and_dates_accumulate_by_rank() -> None:
     won = merge(row(), record(version=2, links={"abs": "new", "pdf": "p"},
-                              authors=["Grace Hopper"], announced="2025-01-05",
+                              authors=["Grace Hopper", "Edsger Dijkstra"], announced="2025-01-05",
                               submitted="2025-01-02"))
     assert won.changed["links"] == '{"abs":"new","pdf":"p"}'
-    assert won.changed["authors_text"] == "Grace Hopper" and won.authors_change
+    assert won.changed["authors_text"] == "Grace Hopper, Edsger Dijkstra" and won.authors_change
     assert won.changed["text_source"] == "file:/y.jsonl"
     assert won.changed["norm_key"] == norm_title_key(TITLE, ["Grace Hopper"])
     assert won.changed["sort_date"] == "2025-01-05" and won.changed["version"] == 2
