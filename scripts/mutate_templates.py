@@ -64,7 +64,8 @@ def main() -> int:
     from papersift.web.render import environment
 
     data = tempfile.mkdtemp(prefix="papersift-mutate-templates-")
-    settings = load_settings(environ={}, data_dir=data)
+    # The page cache off: every request renders (a cached page would hide the mutant).
+    settings = load_settings(environ={}, data_dir=data, web_cache_mb=0)
     pages.hostile_store(settings)
     env = environment()
     files = FileSystemLoader(str(TEMPLATES))
@@ -98,7 +99,9 @@ def main() -> int:
     total = killed + len(outcomes["survived"]) + len(outcomes["not reached"])
     summary = {"module": "templates", "killed": killed, "total": total,
                "score": round(killed / total, 4) if total else None,
-               "generated": total + len(outcomes["equivalent"]), **outcomes}
+               "generated": total + len(outcomes["equivalent"]),
+               "counts": {k: len(v) for k, v in outcomes.items()},
+               "mutants": outcomes}
     out = ROOT / "build" / "mutate"
     out.mkdir(parents=True, exist_ok=True)
     (out / "templates.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -195,6 +195,8 @@ def test_passwords_past_the_limit_never_verify_and_old_hashes_are_upgraded(
     assert accounts.log_in(store, settings, "ivy", longest)
     with pytest.raises(accounts.LoginRefused):
         accounts.log_in(store, settings, "ivy", longest + "p")
+    with pytest.raises(accounts.LoginRefused):
+        accounts.log_in(store, settings, "ivy", None)  # type: ignore[arg-type]
     weak = PasswordHasher(time_cost=1, memory_cost=8192).hash("correct horse battery")
     store.readers.set_password_hash(reader_id, weak)
     accounts.log_in(store, settings, "ivy", "correct horse battery")

@@ -8,6 +8,7 @@ also what the mutation run of the templates' escaping uses (docs/testing.md).
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date, timedelta
 from html.parser import HTMLParser
@@ -36,6 +37,7 @@ ABSTRACT = ('We study graph networks <x-injected id="abstract">here</x-injected>
             "the message passing layers and the benchmarks used to compare them.")
 AUTHOR = '<x-injected id="author" onmouseover="alert(3)">Mallory</x-injected> Evil'
 LABEL = '<x-injected id="label">Graphs</x-injected> & <svg onload=alert(4)>'
+SECTION = '<x-injected id="section">Learning</x-injected> "desk"'
 QUERY = '<x-injected id="query">graph</x-injected> "<img src=x onerror=alert(5)>'
 FOLLOWED = 'search:<x-injected id="follow">graph</x-injected>'
 PASSWORD = "correct horse battery"
@@ -67,7 +69,6 @@ def assert_inert(page: str, where: str) -> Dom:
     dom = Dom(page)
     assert "x-injected" not in dom.tags, f"{where}: an injected element is in the DOM"
     assert dom.handlers == [], f"{where}: event handlers {dom.handlers}"
-    assert not re.search(r"<(?:img|svg)[^>]*\bon\w+=", page, re.I), where
     return dom
 
 
@@ -82,7 +83,9 @@ def hostile_store(settings: Settings) -> None:
                         authors=["Ada Lovelace"], categories=["cs.LG"], source="file",
                         announced=DAY),
         ])
-        run_sql(store, "INSERT INTO topics(id, slug, label) VALUES (1, 'hostile', ?)", (LABEL,))
+        run_sql(store, "INSERT INTO sections(id, slug, label) VALUES (1, 'desk', ?)", (SECTION,))
+        run_sql(store, "INSERT INTO topics(id, slug, label, key_phrases, section_id, size)"
+                       " VALUES (1, 'hostile', ?, ?, 1, 2)", (LABEL, json.dumps([LABEL, QUERY])))
         run_sql(store, "INSERT INTO paper_topics(paper_id, topic_id, assigned_by)"
                        " VALUES (?, 1, 'build'), ('2611.00002', 1, 'build')", (HOSTILE_ID,))
         Summarize().run(store, settings)
@@ -103,15 +106,16 @@ def author_path(client: TestClient) -> str:
 def public_pages(client: TestClient) -> dict[str, list[str]]:
     """Every public page kind, with the hostile values each must show as text."""
     return {
-        "/": [TITLE, LABEL],
+        "/": [TITLE, LABEL, SECTION],
         urls.paper(HOSTILE_ID): [TITLE, ABSTRACT.split(" on molecules")[0], AUTHOR, LABEL],
         urls.topic("hostile"): [LABEL, TITLE],
+        urls.section("desk"): [SECTION, LABEL, TITLE],
         urls.daily(DAY): [TITLE],
         urls.category("cs.LG"): [TITLE],
         author_path(client): [AUTHOR, TITLE],
         urls.with_query(urls.SEARCH, q=QUERY): [QUERY],
         urls.with_query(urls.SEARCH, q="graph networks"): [TITLE],
-        urls.TOPICS: [],
+        urls.TOPICS: [SECTION, LABEL],
         "/papers/" + quote('<x-injected id="path">'): [],
         urls.with_query(urls.SEARCH, q="graph", since=QUERY, category=QUERY, topic=QUERY): [],
         urls.with_query(urls.LOGIN, next=QUERY): [],
@@ -163,7 +167,7 @@ def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings:
 
 def test_the_check_itself_sees_markup_that_is_not_escaped() -> None:
     """The DOM check would fail a page that let any of the values through."""
-    for value in (TITLE, AUTHOR, LABEL, QUERY, FOLLOWED):
+    for value in (TITLE, AUTHOR, LABEL, SECTION, QUERY, FOLLOWED):
         with pytest.raises(AssertionError):
             assert_inert(f"<main><p>{value}</p></main>", "raw")
 
@@ -211,7 +215,7 @@ def test_hostile_input_is_text_on_every_page_in_chromium(served: Any, settings: 
             where = page.url
             injected = page.evaluate(
                 "document.querySelectorAll('x-injected, img[src=\"x\"], [onerror], [onload],"
-                " [onmouseover], main svg').length")
+                " [onmouseover]').length")
             assert injected == 0, where
             shown = " ".join(page.locator("body").inner_text().split())
             for literal in literals:
