@@ -39,7 +39,8 @@ AUTHOR = '<x-injected id="author" onmouseover="alert(3)">Mallory</x-injected> Ev
 LABEL = '<x-injected id="label">Graphs</x-injected> & <svg onload=alert(4)>'
 SECTION = '<x-injected id="section">Learning</x-injected> "desk"'
 QUERY = '<x-injected id="query">graph</x-injected> "<img src=x onerror=alert(5)>'
-FOLLOWED = 'search:<x-injected id="follow">graph</x-injected>'
+# A quote to break out of an attribute: printed raw, it would add an event handler.
+FOLLOWED = 'search:<x-injected id="follow">graph</x-injected> x" onmouseover="alert(6)'
 PASSWORD = "correct horse battery"
 
 
