@@ -40,7 +40,7 @@ LABEL = '<x-injected id="label">Graphs</x-injected> & <svg onload=alert(4)>'
 SECTION = '<x-injected id="section">Learning</x-injected> "desk"'
 QUERY = '<x-injected id="query">graph</x-injected> "<img src=x onerror=alert(5)>'
 # A quote to break out of an attribute: printed raw, it would add an event handler.
-FOLLOWED = 'search:<x-injected id="follow">graph</x-injected> x" onmouseover="alert(6)'
+FOLLOWED = 'search:x" onmouseover="alert(6)" y="<x-injected id="follow">graph</x-injected>'
 PASSWORD = "correct horse battery"
 
 
