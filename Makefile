@@ -11,7 +11,7 @@ SOURCES ?=
 LIMIT ?=
 PYTEST_ARGS ?=
 
-.PHONY: install run test lint readme clean
+.PHONY: install run test lint readme clean mutate
 
 install: $(VENV)/.installed
 
@@ -34,7 +34,14 @@ lint: install
 	$(VENV)/bin/ruff check src tests benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache test-artifacts build/mutate
+
+# Mutation testing of the rules that protect readers (slow, by hand, never in CI): one module
+# at a time against a small subset of the tests; scores in build/mutate/*.json, docs/testing.md.
+MUTATE ?= dedup gate query escaping readers templates
+mutate: install
+	$(PY) -m pip install -q -e '.[dev,mutate]'
+	HF_HUB_OFFLINE=1 $(PY) scripts/mutate.py $(MUTATE)
 
 # Regenerate the README's settings table from the declarations (a test checks it).
 readme: install

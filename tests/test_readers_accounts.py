@@ -120,3 +120,95 @@ def test_the_secret_key_is_made_once_and_kept(settings: Settings) -> None:
     assert len(first) > 40 and accounts.secret_key(settings) == first
     assert settings.paths.secret_key.stat().st_mode & 0o077 == 0
     assert accounts.secret_key(settings.replace(secret_key="configured")) == "configured"
+
+
+# --- what mutation testing found untested (issue 20, docs/testing.md)
+
+def test_name_password_and_email_bounds_are_inclusive(store: Store) -> None:
+    with pytest.raises(accounts.AccountError, match=r"^a name is 2 to 40 letters, digits, '\.', "
+                       r"'_' or '-', starting with a letter or digit$"):
+        accounts.check_name(None)  # type: ignore[arg-type]
+    assert accounts.check_password("x" * accounts.MIN_PASSWORD)
+    assert accounts.check_password("x" * accounts.MAX_PASSWORD)
+    email = "a" * 64 + "@" + "b" * 185 + ".org"
+    assert len(email) == 254 and accounts.check_email(email) == email
+    with pytest.raises(accounts.AccountError):
+        accounts.check_email("a" + email)
+
+
+def test_sign_up_modes_say_why_and_keep_the_email(store: Store, settings: Settings) -> None:
+    session = accounts.sign_up(store, settings, "eve", "correct horse battery", "eve@example.org")
+    assert store.readers.find_reader("eve")["email"] == "eve@example.org"
+    assert session.reader["name"] == "eve"
+    with pytest.raises(UsageError, match=r"^signup must be one of open, invite, closed, not 'x'$"):
+        accounts.sign_up(store, settings.replace(signup="x"), "f1", "correct horse battery")
+    with pytest.raises(accounts.AccountError,
+                       match=r"^sign-up is closed here: ask the admin for an account$"):
+        accounts.sign_up(store, settings.replace(signup="closed"), "f2", "correct horse battery")
+    invited = settings.replace(signup="invite")
+    with pytest.raises(accounts.AccountError, match=r"^sign-up here is by invitation: enter "
+                       r"the code you were given$"):
+        accounts.sign_up(store, invited, "f3", "correct horse battery", invitation=None)
+    with pytest.raises(accounts.AccountError,
+                       match=r"^that invitation code is unknown, used or expired$"):
+        accounts.sign_up(store, invited, "f4", "correct horse battery", invitation="nope")
+
+
+def test_tokens_carry_their_entropy_and_sessions_their_expiry(store: Store,
+                                                              settings: Settings) -> None:
+    reader_id = accounts.add_reader(store, "gus", "correct horse battery")
+    session = accounts.start_session(store, settings.replace(session_days=1), reader_id)
+    assert len(session.token) == 43 and len(session.csrf_token) == 32  # 256 and 192 bits
+    expires = datetime.strptime(session.expires_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert timedelta(hours=23) < expires - datetime.now(UTC) <= timedelta(days=1)
+    assert len(accounts.invite(store)) == 16  # 96 bits
+    assert len(accounts.secret_key(settings)) == 64  # 384 bits
+
+
+def test_a_success_clears_the_names_failures_and_addresses_have_a_wider_limit(
+        store: Store, settings: Settings) -> None:
+    accounts.add_reader(store, "hal", "correct horse battery")
+    attempts = settings.login_attempts
+    for _ in range(attempts - 1):
+        with pytest.raises(accounts.LoginRefused):
+            accounts.log_in(store, settings, "hal", "wrong password!", address="10.0.0.1")
+    accounts.log_in(store, settings, "hal", "correct horse battery", address="10.0.0.2")
+    for _ in range(attempts - 1):
+        with pytest.raises(accounts.LoginRefused):
+            accounts.log_in(store, settings, "hal", "wrong password!", address="10.0.0.3")
+    assert accounts.log_in(store, settings, "hal", "correct horse battery", address="10.0.0.4")
+    # One address guessing many names: refused after 4 x login_attempts failures.
+    for n in range(4 * attempts):
+        with pytest.raises(accounts.LoginRefused, match="wrong name or password"):
+            accounts.log_in(store, settings, f"name{n}", "wrong password!", address="10.9.9.9")
+    with pytest.raises(accounts.LoginRefused,
+                       match=r"^too many failed logins; wait 15 minutes and try again$"):
+        accounts.log_in(store, settings, "hal", "correct horse battery", address="10.9.9.9")
+
+
+def test_passwords_past_the_limit_never_verify_and_old_hashes_are_upgraded(
+        store: Store, settings: Settings) -> None:
+    from argon2 import PasswordHasher
+
+    longest = "p" * accounts.MAX_PASSWORD
+    reader_id = accounts.add_reader(store, "ivy", longest)
+    assert accounts.log_in(store, settings, "ivy", longest)
+    with pytest.raises(accounts.LoginRefused):
+        accounts.log_in(store, settings, "ivy", longest + "p")
+    with pytest.raises(accounts.LoginRefused):
+        accounts.log_in(store, settings, "ivy", None)  # type: ignore[arg-type]
+    weak = PasswordHasher(time_cost=1, memory_cost=8192).hash("correct horse battery")
+    store.readers.set_password_hash(reader_id, weak)
+    accounts.log_in(store, settings, "ivy", "correct horse battery")
+    upgraded = store.readers.find_reader("ivy")["password_hash"]
+    assert upgraded != weak and PasswordHasher().verify(upgraded, "correct horse battery")
+    assert not PasswordHasher().check_needs_rehash(upgraded)
+
+
+def test_csrf_and_reader_lookup(store: Store) -> None:
+    assert accounts.csrf_matches("abc", "abc") and not accounts.csrf_matches("abc", "abd")
+    assert not accounts.csrf_matches(None, "None") and not accounts.csrf_matches("", "")
+    accounts.add_reader(store, "jan", "correct horse battery")
+    assert accounts.reader_named(store, " JAN ")["name"] == "jan"
+    with pytest.raises(accounts.PapersiftError, match=r"^no reader named 'kim'$"):
+        accounts.reader_named(store, "kim")

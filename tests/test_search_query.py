@@ -8,7 +8,7 @@ from papersift.ingest.stage import add_records
 from papersift.search import QueryError, search
 from papersift.search.keyword import parse_query
 from papersift.settings import Settings
-from papersift.store import KeywordQuery, Store
+from papersift.store import KeywordQuery, Store, Term
 from papersift.store.sqlite.search import fts_expression
 from tests.store_sql import run_sql
 from tests.test_search_embed import paper
@@ -50,6 +50,9 @@ def ids(results) -> list[str]:  # noqa: ANN001
     ("grpo AND", '"grpo"', "operator"),
     ("OR OR grpo", '"grpo"', "operator"),
     ("NOT grpo", '"grpo"', "operator"),
+    ("grpo AND OR training", '"grpo" AND "training"', "operator"),
+    ("grpo OR NOT NOT training", '"grpo" OR "training"', "operator"),
+    ("grpo NOT", '"grpo"', "operator"),
     ("(grpo training", '"grpo" OR "training"', "parentheses"),
     ("title:grpo abstract:x", '"title" OR "grpo" OR "abstract" OR "x"', None),
     ("NEAR(a b) ^c", '"NEAR" OR "a" OR "b" OR "c"', "parentheses"),
@@ -159,8 +162,23 @@ def test_control_characters(corpus: Store, settings: Settings) -> None:
 ])
 def test_sql_and_fts_syntax(corpus: Store, settings: Settings, raw: str) -> None:
     results = keyword(corpus, settings, raw)
-    assert results.message is None or "match" in results.message or "words" in results.message
+    assert results.message in READER_MESSAGES, results.message
     assert corpus.papers.count_papers() == 4
+
+
+# What a reader may be told instead of results; an index's error ("could not be run") is not one.
+READER_MESSAGES = {None, "no papers match", "no papers match these filters",
+                   "type some words to search for"}
+
+
+@pytest.mark.parametrize("raw", ["advantage AND OR collapse", "advantage OR AND collapse",
+                                 "advantage AND AND collapse", "advantage OR OR collapse"])
+def test_doubled_operators_still_find_the_paper(corpus: Store, settings: Settings,
+                                                raw: str) -> None:
+    results = keyword(corpus, settings, raw)
+    assert results.message is None
+    assert ids(results) == ["2501.00001"]
+    assert any("operator" in note for note in results.notes), results.notes
 
 
 def test_non_latin_scripts(corpus: Store, settings: Settings) -> None:
@@ -183,3 +201,101 @@ def test_highlighter_marks_stems_and_escapes() -> None:
     assert plain.startswith("…") and plain.endswith("…") and "<mark>entropy</mark>" in marked
     plain, marked = Highlighter([]).snippet("word " * 100, 5)
     assert plain == "word word word word word…" and marked == plain
+
+
+# --- what mutation testing found untested in query repair (issue 20, docs/testing.md)
+
+def _parsed(raw: str) -> tuple[list[object], str, list[str]]:
+    parsed = parse_query(raw)
+    return ([(i.text, i.phrase, i.prefix) if not isinstance(i, str) else i
+             for i in parsed.items], parsed.text, parsed.notes)
+
+
+@pytest.mark.parametrize("raw, items, text, notes", [
+    ("grpo\x00training\u200b", [("grpo", False, False), ("training", False, False)],
+     "grpo training", []),
+    ('"advantage collapse" AND grpo', [("advantage collapse", True, False), "AND",
+                                       ("grpo", False, False)], "advantage collapse grpo", []),
+    ('"grpo"', [("grpo", False, False)], "grpo", []),
+    ('"" grpo -- x', [("grpo", False, False), ("x", False, False)], "grpo -- x", []),
+    ("ab* a*", [("ab", False, True), ("a", False, False)], "ab* a*", []),
+    ("grpo)", [("grpo", False, False)], "grpo)",
+     ["parentheses are not supported and were ignored"]),
+    ('"grpo', [("grpo", False, False)], "grpo", ["an unbalanced quote was ignored"]),
+    ("grpo AND", [("grpo", False, False)], "grpo",
+     ["an operator without a word on each side was ignored"]),
+    ("grpo au:x training", [("grpo", False, False), ("training", False, False)],
+     "grpo training", []),
+    ('au:"" grpo', [("grpo", False, False)], "grpo", ["ignored the empty filter au:"]),
+    ("year:20x grpo", [("grpo", False, False)], "grpo",
+     ["ignored year:20x (use year:2025 or year:2024..2025)"]),
+    ("date:2025-1 grpo", [("grpo", False, False)], "grpo",
+     ["ignored date:2025-1 (use date:2025-03 or date:2025-01-01..2025-03-31)"]),
+    ("date:2025-01..bad grpo", [("grpo", False, False)], "grpo",
+     ["ignored date:2025-01..bad (use date:2025-03 or date:2025-01-01..2025-03-31)"]),
+    ("since:yesterday grpo", [("grpo", False, False)], "grpo",
+     ["ignored since:yesterday (use a date like 2025-03-01)"]),
+])
+def test_repair_keeps_the_words_and_says_what_it_dropped(raw: str, items: list[object],
+                                                         text: str, notes: list[str]) -> None:
+    assert _parsed(raw) == (items, text, notes)
+    assert parse_query(raw).raw == raw
+
+
+def test_every_filter_spelling_is_read() -> None:
+    parsed = parse_query('author:"Grace Hopper" category:cs.LG since:2025-03-01 until:2025-04 x')
+    assert parsed.filters.authors == ["Grace Hopper"] and parsed.filters.categories == ["cs.LG"]
+    assert (parsed.filters.since, parsed.filters.until) == ("2025-03-01", "2025-04")
+    ranged = parse_query("date:2025-01-01..2025-03-31 x").filters
+    assert (ranged.since, ranged.until) == ("2025-01-01", "2025-03-31")
+    day = parse_query("date:2025-02 x").filters
+    assert (day.since, day.until) == ("2025-02", "2025-02")
+    assert parse_query("date:bad x").filters.since is None
+    with pytest.raises(QueryError, match="^the query must be text$"):
+        parse_query(None)  # type: ignore[arg-type]
+
+
+def test_a_long_query_is_cut_at_a_word_boundary() -> None:
+    words = " ".join(["abcd"] * 200)  # 999 characters
+    assert parse_query(words + "e").notes == [] and parse_query(words + "e").text.endswith("e")
+    for tail in (" zz", "efgh ij"):
+        cut = parse_query(words + tail)
+        assert cut.text == " ".join(["abcd"] * (200 if tail == " zz" else 199))
+        assert cut.notes == ["the query was cut to its first 1000 characters"]
+    spaced = parse_query("a" + " " * 2000 + "b")
+    assert spaced.text == "a b" and spaced.notes == []
+
+
+def test_only_queries_written_with_operators_phrases_or_prefixes_are_capped() -> None:
+    words = [f"w{n}" for n in range(40)]
+    assert len(parse_query(" ".join(words)).terms) == 40
+    for joined in (" OR ".join(words), " ".join(w + "*" for w in words),
+                   " ".join(f'"{w} x"' for w in words)):
+        parsed = parse_query(joined)
+        assert len(parsed.terms) == 32 and not isinstance(parsed.items[-1], str)
+        assert [t.text.split()[0] for t in parsed.terms] == words[:32]
+        assert parsed.notes[-1] == "only the first 32 words of the query were used for keywords"
+    exactly = parse_query(" OR ".join(words[:32]))
+    assert len(exactly.terms) == 32 and exactly.notes == []
+
+
+def test_the_fts5_expression_quotes_and_weights_terms() -> None:
+    assert fts_expression(KeywordQuery([Term('a"b')], "OR")) == '"a""b"'
+    assert fts_expression(KeywordQuery([Term("a", weight=2), Term("b", prefix=True)], "AND")) == (
+        '("a" OR "a") AND "b"*')
+    assert fts_expression(KeywordQuery([Term("a"), "NOT", Term("b")], "AND")) == '"a" NOT "b"'
+
+
+def test_highlighting_marks_prefixes_escapes_and_says_where_it_cut() -> None:
+    from papersift.search.highlight import WINDOW_CHARS, Highlighter
+
+    assert Highlighter(["net"]).mark("Networks & nets") == (
+        "<mark>Networks</mark> &amp; <mark>nets</mark>")
+    assert Highlighter(["ne"]).mark("ne net") == "<mark>ne</mark> net"
+    long = Highlighter(["x"]).mark("<b> " * (WINDOW_CHARS // 4 + 10))
+    assert long.endswith("…") and "<b>" not in long
+    assert Highlighter(["x"]).mark("<b>") == "&lt;b&gt;"
+    lead = Highlighter([]).snippet
+    assert lead("one two <three>", 3) == ("one two <three>", "one two &lt;three&gt;")
+    assert lead("one two three four", 3) == ("one two three…", "one two three…")
+    assert lead("a" * 60, 2) == ("a" * 50 + "…", "a" * 50 + "…")

@@ -143,11 +143,56 @@ def test_duplicates_under_another_id_are_linked_not_shown_twice(
     assert [p["id"] for p in store.papers.iter_papers()] == ["2401.00001"]
 
 
+def test_same_title_by_another_first_author_is_another_paper(store: Store) -> None:
+    """Two papers may share a title ("Attention is all you need" has sequels): the duplicate
+    key is the title and the first author's surname, so a reader sees both."""
+    add_records(store, [paper()])
+    other = paper(id="2402.00002", authors=["Grace Hopper", "Alan Turing"])
+    same_lead = paper(id="2403.00003", authors=["A. Lovelace"])
+    report = add_records(store, [other, same_lead])
+    assert report.duplicates == [("2403.00003", "2401.00001")]
+    assert store.papers.get_paper("2402.00002")["duplicate_of"] is None
+    assert store.papers.count_papers() == 2
+    assert [p["id"] for p in store.papers.iter_papers()] == ["2401.00001", "2402.00002"]
+    # In one batch as in two.
+    batch = add_records(store, [paper(id="2404.00004", title="Dense retrieval for long documents"),
+                                paper(id="2404.00005", title="Dense retrieval for long documents",
+                                      authors=["Edsger Dijkstra"])])
+    assert batch.duplicates == [] and store.papers.count_papers() == 4
+
+
 def test_duplicates_within_one_batch_link_to_the_first(store: Store) -> None:
     report = add_records(store, [paper(), paper(id="2402.00002"), paper(id="2403.00003",
                                                                        title="Another paper here")])
     assert report.duplicates == [("2402.00002", "2401.00001")]
     assert len(report.new) == 3
+
+
+def test_the_same_doi_under_another_title_is_a_duplicate_in_one_batch_or_two(
+        store: Store) -> None:
+    add_records(store, [paper(doi="10.5555/A"), paper(id="2401.00009", doi="10.5555/b",
+                                                      title="Dense retrieval of long texts")])
+    report = add_records(store, [
+        paper(id="2402.00002", doi="10.5555/a", title="A renamed preprint", authors=["X Y"]),
+        paper(id="2402.00003", doi="10.5555/B", title="Another renamed one", authors=["Z W"]),
+        paper(id="2402.00004", doi="10.5555/c", title="A new paper on parsing", authors=["Q R"]),
+        paper(id="2402.00005", doi="10.5555/C", title="The same, retitled", authors=["S T"]),
+    ])
+    assert sorted(report.duplicates) == [("2402.00002", "2401.00001"),
+                                         ("2402.00003", "2401.00009"),
+                                         ("2402.00005", "2402.00004")]
+
+
+def test_every_paper_of_a_batch_keeps_its_authors_categories_and_versions(store: Store) -> None:
+    add_records(store, [paper(version=2, versions=[(1, "2024-01-01"), (2, "2024-02-01")]),
+                        paper(id="2402.00002", title="Another paper entirely", version=1,
+                              authors=["Grace Hopper"], categories=["cs.AI"])])
+    first = store.papers.get_paper("2401.00001")
+    assert [a["name"] for a in first["authors"]] == ["Ada Lovelace", "Alan Turing"]
+    assert first["categories"] == ["cs.CL", "cs.LG"] and len(first["versions"]) == 2
+    second = store.papers.get_paper("2402.00002")
+    assert [a["name"] for a in second["authors"]] == ["Grace Hopper"]
+    assert second["categories"] == ["cs.AI"] and len(second["versions"]) == 1
 
 
 def test_same_id_twice_in_a_batch_merges(store: Store) -> None:
