@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -28,6 +27,7 @@ from papersift.topics.phrases import doc_terms
 from papersift.web import limits, urls
 from papersift.web.feeds import atom_feed, xml_safe
 from papersift.web.search_view import NOT_READY
+from tests.web_helpers import LiveServer
 
 TOKEN = "hostile-admin-token"
 DAY = (date.today() - timedelta(days=1)).isoformat()
@@ -56,50 +56,24 @@ def hostile_settings(settings: Settings) -> Settings:
     return settings.replace(admin_token=TOKEN, web_header_timeout=1.0)
 
 
-class Served:
-    """The app under uvicorn with papersift's bounded protocol, on 127.0.0.1."""
-
-    def __init__(self, settings: Settings) -> None:
-        import uvicorn
-
-        from papersift.web.app import create_app
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
-                                log_level="warning", access_log=False,
-                                http=limits.BoundedHttpToolsProtocol)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> Served:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            assert time.monotonic() < deadline and self.thread.is_alive()
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+def served(settings: Settings) -> LiveServer:
+    """The app under uvicorn with papersift's bounded protocol (as `serve` runs it)."""
+    return LiveServer(settings, http=limits.BoundedHttpToolsProtocol)
 
 
 @pytest.fixture
-def site(hostile_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+def site(hostile_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[LiveServer]:
     monkeypatch.setenv(limits.SETTINGS_ENV, json.dumps({"web_header_timeout": 1.0}))
     monkeypatch.setattr(limits, "_HEADER_TIMEOUT", [])
-    with Served(hostile_settings) as served:
-        yield served
+    with served(hostile_settings) as server:
+        yield server
 
 
-def get(site: Served, path: str, **kwargs: Any) -> httpx.Response:
+def get(site: LiveServer, path: str, **kwargs: Any) -> httpx.Response:
     return httpx.get(site.url + path, timeout=30, **kwargs)
 
 
-def test_feeds_and_sitemaps_parse_with_nul_in_the_store(site: Served) -> None:
+def test_feeds_and_sitemaps_parse_with_nul_in_the_store(site: LiveServer) -> None:
     for path in ("/feed.atom", f"/daily/{DAY}.json", "/authors/ada-lovelace.atom",
                  "/search.atom?q=graph&mode=keyword", "/categories/cs.LG.atom",
                  "/sitemap.xml", "/sitemap-papers-1.xml", "/sitemap-authors-1.xml"):
@@ -121,12 +95,12 @@ def test_feeds_and_sitemaps_parse_with_nul_in_the_store(site: Served) -> None:
     f"/daily/{DAY}?page=99999999999999999999", "/topics?page=1e9", "/search?q=graph&page=-1",
     f"/categories/cs.LG?page={'9' * 5000}",
 ])
-def test_numeric_path_parts_are_validated(site: Served, path: str) -> None:
+def test_numeric_path_parts_are_validated(site: LiveServer, path: str) -> None:
     response = get(site, path)
     assert response.status_code == 404, (path, response.status_code)
 
 
-def test_slash_redirects_never_echo_the_host(site: Served) -> None:
+def test_slash_redirects_never_echo_the_host(site: LiveServer) -> None:
     response = get(site, "/topics/?page=2", headers={"Host": "evil.com"})
     assert response.status_code == 301 and response.headers["location"] == "/topics?page=2"
     response = get(site, "//evil.com/")
@@ -134,12 +108,12 @@ def test_slash_redirects_never_echo_the_host(site: Served) -> None:
     assert "content-security-policy" in response.headers
 
 
-def test_daily_redirects_to_the_latest_day_as_a_path(site: Served) -> None:
+def test_daily_redirects_to_the_latest_day_as_a_path(site: LiveServer) -> None:
     response = get(site, "/daily", headers={"Host": "evil.com"})
     assert response.status_code in (302, 307) and response.headers["location"] == f"/daily/{DAY}"
 
 
-def test_flag_bodies_are_bounded_and_checked(site: Served) -> None:
+def test_flag_bodies_are_bounded_and_checked(site: LiveServer) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     url = site.url + "/api/flag/2611.00003"
     big = httpx.post(url, content=b'{"reason": "' + b"x" * (200 << 10) + b'"}', headers=auth)
@@ -153,7 +127,7 @@ def test_flag_bodies_are_bounded_and_checked(site: Served) -> None:
     assert httpx.post(url, content=b"x" * (200 << 10)).status_code == 413  # before the token
 
 
-def test_a_client_that_drips_its_headers_is_cut_off(site: Served) -> None:
+def test_a_client_that_drips_its_headers_is_cut_off(site: LiveServer) -> None:
     with socket.create_connection(("127.0.0.1", site.port), timeout=10) as sock:
         started = time.monotonic()
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
@@ -169,7 +143,7 @@ def test_a_client_that_drips_its_headers_is_cut_off(site: Served) -> None:
     assert get(site, "/healthz").status_code == 200  # the site goes on
 
 
-def test_a_client_that_drips_its_body_is_cut_off(site: Served) -> None:
+def test_a_client_that_drips_its_body_is_cut_off(site: LiveServer) -> None:
     with socket.create_connection(("127.0.0.1", site.port), timeout=10) as sock:
         started = time.monotonic()
         sock.sendall(b"POST /api/flag/2611.00003 HTTP/1.1\r\nHost: x\r\n"
@@ -179,19 +153,19 @@ def test_a_client_that_drips_its_body_is_cut_off(site: Served) -> None:
     assert answer.startswith(b"HTTP/1.1 408")
 
 
-def test_headers_too_large_are_refused(site: Served) -> None:
+def test_headers_too_large_are_refused(site: LiveServer) -> None:
     response = get(site, "/", headers={"X-Big": "a" * (100 << 10)})
     assert response.status_code == 400
 
 
-def test_a_huge_abstract_costs_a_search_no_more_than_its_window(site: Served) -> None:
+def test_a_huge_abstract_costs_a_search_no_more_than_its_window(site: LiveServer) -> None:
     response = get(site, "/search.json?q=graph&mode=keyword")
     assert response.status_code == 200
     results = response.json()["results"]
     assert results and all(len(json.dumps(r)) < 20_000 for r in results)
 
 
-def test_search_never_exports_the_model_inside_a_request(site: Served,
+def test_search_never_exports_the_model_inside_a_request(site: LiveServer,
                                                          hostile_settings: Settings) -> None:
     response = get(site, "/search.json?q=graph")  # hybrid: needs the model
     assert response.status_code == 200
@@ -207,7 +181,7 @@ def test_a_paper_page_never_exports_the_model_for_its_neighbours(
         store.embeddings.put_embeddings("an-older-model", [
             (f"2611.{n:05d}", "hash", np.ones(384, dtype=np.float32)) for n in range(3, 8)])
     monkeypatch.setenv(limits.SETTINGS_ENV, json.dumps({"web_header_timeout": 1.0}))
-    with Served(hostile_settings) as site:
+    with served(hostile_settings) as site:
         response = get(site, urls.paper("2611.00003"))
     assert response.status_code == 200 and "Graph networks study 3" in response.text
     assert not hostile_settings.paths.models.exists()

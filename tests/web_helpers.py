@@ -99,7 +99,8 @@ def free_port() -> int:
 class LiveServer:
     """uvicorn serving create_app(settings) on 127.0.0.1 in a thread."""
 
-    def __init__(self, settings: Settings, port: int | None = None) -> None:
+    def __init__(self, settings: Settings, port: int | None = None, **options: Any) -> None:
+        """`options` go to uvicorn.Config (e.g. `http=` the protocol `serve` runs)."""
         import uvicorn
 
         from papersift.web.app import create_app
@@ -107,7 +108,7 @@ class LiveServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
-                                log_level="warning", access_log=False)
+                                log_level="warning", access_log=False, **options)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

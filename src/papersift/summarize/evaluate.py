@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +19,33 @@ class EvalDataError(UsageError):
     """The evaluation file is missing or not in SciTLDR layout."""
 
 
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value, or the JSONDecodeError of a line that is not JSON) for each
+    non-blank line of a JSON-lines file: the caller decides whether a bad line is fatal."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield number, exc
+
+
 def load_scitldr(path: Path | str) -> list[dict[str, Any]]:
     """Records with `source` (list of abstract sentences), `target` (list of TL;DRs), `title`."""
     path = Path(path)
     if not path.is_file():
         raise EvalDataError(f"no such file: {path}")
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvalDataError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            source, target = record.get("source"), record.get("target")
-            if not isinstance(source, list) or not isinstance(target, list | str) or not target:
-                raise EvalDataError(f"{path}:{number}: needs 'source' (list) and 'target'")
-            record["target"] = [target] if isinstance(target, str) else target
-            records.append(record)
+    for number, record in json_lines(path):
+        if isinstance(record, json.JSONDecodeError):
+            raise EvalDataError(f"{path}:{number}: not JSON ({record.msg})")
+        source, target = record.get("source"), record.get("target")
+        if not isinstance(source, list) or not isinstance(target, list | str) or not target:
+            raise EvalDataError(f"{path}:{number}: needs 'source' (list) and 'target'")
+        record["target"] = [target] if isinstance(target, str) else target
+        records.append(record)
     if not records:
         raise EvalDataError(f"{path}: no records")
     return records

@@ -10,6 +10,7 @@ from typing import Any
 from papersift.errors import UsageError
 from papersift.store import Store
 from papersift.summarize import style
+from papersift.summarize.evaluate import json_lines
 
 # The rates the built-in writer is held to (issue 18): at most, except the name (at least).
 TARGETS = {style.HYPE: 0.01, style.SELF_REFERENCE: 0.0, style.DANGLING: 0.01,
@@ -46,21 +47,16 @@ def file_blurbs(path: Path | str, skipped: list[dict[str, str]]) -> Iterator[dic
     path = Path(path)
     if not path.is_file():
         raise StyleDataError(f"no such file: {path}")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                skipped.append({"where": f"{path}:{number}", "reason": f"not JSON ({exc.msg})"})
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("blurb"), str):
-                skipped.append({"where": f"{path}:{number}", "reason": "no 'blurb' text"})
-                continue
-            yield {"id": str(record.get("id") or f"line {number}"),
-                   "title": str(record.get("title") or ""),
-                   "abstract": str(record.get("abstract") or ""), "blurb": record["blurb"]}
+    for number, record in json_lines(path):
+        if isinstance(record, json.JSONDecodeError):
+            skipped.append({"where": f"{path}:{number}", "reason": f"not JSON ({record.msg})"})
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("blurb"), str):
+            skipped.append({"where": f"{path}:{number}", "reason": "no 'blurb' text"})
+            continue
+        yield {"id": str(record.get("id") or f"line {number}"),
+               "title": str(record.get("title") or ""),
+               "abstract": str(record.get("abstract") or ""), "blurb": record["blurb"]}
 
 
 def evaluate_style(records: Iterable[dict[str, Any]], examples: int = 3) -> dict[str, Any]:

@@ -140,12 +140,22 @@ class ReaderPages:
         return self.page(request, reader_views.signup(self.site, token), cookie=cookie)
 
     # -------------------------------------------------------------- logins
-    async def login(self, request: Request) -> Response:
+    async def _account_form(self, request: Request
+                            ) -> tuple[dict[str, str], str] | Response:
+        """(fields, form token) of a log-in or sign-up form, or the refusal of an expired one
+        (these forms come before any session, so their token rides in its own cookie)."""
         fields = await self.form(request)
         token, _ = self._form_token(request)
         if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
             return self.refuse(request, 403, "the form has expired; reload the page and try "
                                               "again")
+        return fields, token
+
+    async def login(self, request: Request) -> Response:
+        form = await self._account_form(request)
+        if isinstance(form, Response):
+            return form
+        fields, token = form
         try:
             session = await run_in_threadpool(
                 self.site.with_store, accounts.log_in, self.site.settings, fields.get("name", ""),
@@ -156,11 +166,10 @@ class ReaderPages:
         return self._logged_in(request, session, self.back(fields, urls.ME))
 
     async def signup(self, request: Request) -> Response:
-        fields = await self.form(request)
-        token, _ = self._form_token(request)
-        if fields is None or not accounts.csrf_matches(token, fields.get("form_token")):
-            return self.refuse(request, 403, "the form has expired; reload the page and try "
-                                              "again")
+        form = await self._account_form(request)
+        if isinstance(form, Response):
+            return form
+        fields, token = form
         try:
             session = await run_in_threadpool(
                 self.site.with_store, accounts.sign_up, self.site.settings, fields.get("name", ""),
