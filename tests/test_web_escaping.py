@@ -19,6 +19,7 @@ from urllib.parse import quote
 import pytest
 from starlette.testclient import TestClient
 
+from papersift.delivery import links, preferences
 from papersift.ingest.stage import add_records
 from papersift.readers import accounts, signals
 from papersift.records import PaperRecord
@@ -29,7 +30,9 @@ from papersift.web import urls
 from papersift.web.app import create_app
 from tests.store_sql import run_sql
 
-DAY = (date.today() - timedelta(days=1)).isoformat()
+DAY = (date.today() - timedelta(days=2)).isoformat()
+BEFORE = (date.today() - timedelta(days=3)).isoformat()
+AFTER = (date.today() - timedelta(days=1)).isoformat()
 HOSTILE_ID = "2611.00001"
 TITLE = 'Graph nets <x-injected id="title">bold</x-injected> <img src=x onerror="alert(1)">'
 ABSTRACT = ('We study graph networks <x-injected id="abstract">here</x-injected> on molecules. '
@@ -41,6 +44,8 @@ SECTION = '<x-injected id="section">Learning</x-injected> "desk"'
 QUERY = '<x-injected id="query">graph</x-injected> "<img src=x onerror=alert(5)>'
 # A quote to break out of an attribute: printed raw, it would add an event handler.
 FOLLOWED = 'search:x" onmouseover="alert(6)" y="<x-injected id="follow">graph</x-injected>'
+FEEDBACK = ('more about <x-injected id="feedback">theory</x-injected>; '
+            'less about "benchmarks" <img src=x onerror=alert(7)>')
 PASSWORD = "correct horse battery"
 
 
@@ -83,6 +88,11 @@ def hostile_store(settings: Settings) -> None:
                         abstract="We compare graph networks on molecules. They do well.",
                         authors=["Ada Lovelace"], categories=["cs.LG"], source="file",
                         announced=DAY),
+            # Papers the day before and the day after: the day pages' neighbour links.
+            *[PaperRecord(id=f"2611.0000{n}", title=f"Graph networks, day {n}",
+                          abstract="We study graph networks. They do well.",
+                          authors=["Ada Lovelace"], categories=["cs.LG"], source="file",
+                          announced=day) for n, day in ((3, BEFORE), (4, AFTER))],
         ])
         run_sql(store, "INSERT INTO sections(id, slug, label) VALUES (1, 'desk', ?)", (SECTION,))
         run_sql(store, "INSERT INTO topics(id, slug, label, key_phrases, section_id, size)"
@@ -128,10 +138,16 @@ def log_in_a_reader(client: TestClient, settings: Settings) -> dict[str, list[st
     """A reader who follows a hostile search and the hostile topic, logged in on `client`;
     the reader's pages with the hostile values each must show as text."""
     with open_store(settings) as store:
-        reader_id = accounts.add_reader(store, "mallory", PASSWORD)
+        reader_id = accounts.add_reader(store, "mallory", PASSWORD, "mallory@example.org")
         signals.follow(store, reader_id, FOLLOWED)
         signals.follow(store, reader_id, "topic:hostile")
         signals.save(store, reader_id, "reading list", HOSTILE_ID)
+        # Wishes in the reader's words, a rating, a digest schedule and a private feed: the
+        # profile's and the feed's other parts.
+        signals.give_feedback(store, reader_id, FEEDBACK)
+        signals.react(store, reader_id, "2611.00002", "up")
+        preferences.set_schedule(store, reader_id, "weekly", ["mon", "thu"], paused=False)
+        preferences.new_feed_token(store, reader_id)
     page = client.get(urls.LOGIN).text
     token = re.search(r'name="form_token" value="([^"]+)"', page).group(1)
     answer = client.post(urls.LOGIN, data={"form_token": token, "name": "mallory",
@@ -139,8 +155,10 @@ def log_in_a_reader(client: TestClient, settings: Settings) -> dict[str, list[st
     assert answer.status_code == 303, answer.text
     return {
         urls.ME: [TITLE],
-        urls.ME_PROFILE: [FOLLOWED.partition(":")[2], LABEL],
+        urls.ME_PROFILE: [FOLLOWED.partition(":")[2], LABEL, FEEDBACK],
         urls.me_collection("reading list"): [TITLE],
+        # A one-click link that is not signed: the same refusal page every time it is opened.
+        links.PATH + quote('<x-injected id="link">'): [],
     }
 
 
@@ -149,7 +167,8 @@ def check_pages(client: TestClient, pages: dict[str, list[str]]) -> dict[str, st
     rendered = {}
     for path, literals in pages.items():
         response = client.get(path)
-        assert response.status_code in (200, 404), path
+        refused = (400,) if path.startswith(links.PATH) else ()  # a forged link says so
+        assert response.status_code in (200, 404, *refused), path
         dom = assert_inert(response.text, path)
         for literal in literals:
             assert dom.shows(literal), (path, literal)
@@ -168,7 +187,7 @@ def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings:
 
 def test_the_check_itself_sees_markup_that_is_not_escaped() -> None:
     """The DOM check would fail a page that let any of the values through."""
-    for value in (TITLE, AUTHOR, LABEL, SECTION, QUERY, FOLLOWED):
+    for value in (TITLE, AUTHOR, LABEL, SECTION, QUERY, FOLLOWED, FEEDBACK):
         with pytest.raises(AssertionError):
             assert_inert(f"<main><p>{value}</p></main>", "raw")
 
