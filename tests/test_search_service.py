@@ -119,7 +119,8 @@ def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settin
                                 "Message passing predicts molecular properties.")])
     report = Embed(embedder=local_embedder).run(corpus, search_settings)
     if in_store:
-        assert report.details["index"] == {"model": model, "in_store": True}
+        assert report.details["index"] == {"model": model, "in_store": True,
+                                           "dropped_for_backfill": False, "built_seconds": None}
     else:
         assert report.details["index"]["added"] == 1 and report.details["index"]["removed"] == 1
         assert update_index(corpus, search_settings, model)["added"] == 0
@@ -128,6 +129,37 @@ def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settin
     found = [pk for pk, _ in neighbours.search(local_embedder.embed(["molecules"])[0], 10)]
     assert len(found) == 5
     assert corpus.search.pk_of("2503.00006") in found and corpus.search.pk_of("2503.00005") not in found
+
+
+@pytest.mark.slow
+def test_a_backfill_builds_the_store_index_once_and_the_next_run_mends_a_stopped_one(
+        store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    """`embed --backfill` drops PostgreSQL's HNSW index, writes, and builds it once; a run
+    stopped before the build leaves it missing, and the next run (any embed) builds it.
+    Search answers the same all along. SQLite keeps no index in the store: nothing to drop."""
+    add_records(store, [paper(pid, t, a, ["Ada Lovelace"], c, d) for pid, t, a, c, d in PAPERS])
+    index = Embed(embedder=local_embedder, backfill=True).run(store, search_settings).details["index"]
+    in_store = store.embeddings.indexes_vectors()
+    if not in_store:
+        assert "dropped_for_backfill" not in index and index["added"] == 5
+        assert store.embeddings.drop_vector_index() is False
+        assert store.embeddings.build_vector_index(64, 1) is None
+        return
+    assert index["dropped_for_backfill"] is True and index["built_seconds"] >= 0
+    query = local_embedder.embed(["written feedback for agents"])[0]
+    indexed = store.embeddings.nearest_papers(local_embedder.model_id, query, 3)
+    assert store.embeddings.drop_vector_index() is True  # a backfill stopped before its build
+    assert store.embeddings.drop_vector_index() is False
+    assert store.embeddings.nearest_papers(local_embedder.model_id, query, 3) == indexed
+    mended = Embed(embedder=local_embedder).run(store, search_settings)
+    assert mended.counts["embedded"] == 0 and mended.details["index"]["built_seconds"] >= 0
+    again = Embed(embedder=local_embedder, backfill=True).run(store, search_settings)
+    assert again.details["index"] == {"model": local_embedder.model_id, "in_store": True,
+                                      "dropped_for_backfill": False, "built_seconds": None}
+    assert store.embeddings.nearest_papers(local_embedder.model_id, query, 3) == indexed
+    assert [h.paper_id for h in search(store, search_settings, "written feedback for agents",
+                                       mode="semantic", embedder=local_embedder).hits][:1] \
+        == ["2503.00001"]
 
 
 def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store: Store) -> None:

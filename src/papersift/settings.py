@@ -36,6 +36,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Where the store lives: empty for the SQLite file papersift.db in the data dir, "
             "sqlite:///path/to/file.db, or postgresql://user:password@host/dbname (needs the "
             "postgres extra: pip install 'papersift[postgres]')."),
+    Setting("vector_index_memory_mb", int, 2048,
+            "Memory PostgreSQL may use to build its vector index after `embed --backfill` "
+            "(about 1.3 GB per million papers keeps the whole graph in memory, much faster)."),
     # -- ingestion
     Setting("sources", str, "arxiv:cs.LG,cs.CL,cs.AI,cs.CV,stat.ML",
             "Space-separated SOURCE specs that `papersift update` ingests."),

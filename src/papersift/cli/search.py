@@ -22,10 +22,15 @@ def embed_command(
     engine: str = typer.Option(None, "--engine",
                                help="local (this process) or ray (Ray actors); default: the "
                                     "embed_engine setting."),
+    backfill: bool = typer.Option(
+        False, "--backfill", help="For a first load of many papers into PostgreSQL: drop its "
+        "vector index, write every vector, then build the index once (semantic search is "
+        "slow until then)."),
 ) -> None:
     """Embed papers that are new or changed (resumable: run again after an interruption)."""
     with common.store() as db, common.progress(quiet=as_json) as show:
-        report = Embed(update_index=not no_index, engine=engine).run(db, common.settings(), show)
+        report = Embed(update_index=not no_index, engine=engine,
+                       backfill=backfill).run(db, common.settings(), show)
     common.finish(report, as_json)
 
 

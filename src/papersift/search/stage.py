@@ -38,15 +38,20 @@ class Embed:
     Killing it loses at most one chunk; running it again resumes. Then the local
     nearest-neighbour index is brought up to date (unless `update_index` is False, or the
     store keeps its own index, as PostgreSQL does).
+
+    A backfill (millions of vectors into a store that keeps its own index) drops that index
+    first and builds it once at the end; every run builds it if it is missing, so a killed
+    backfill is mended by the next run.
     """
 
     name = "embed"
 
     def __init__(self, embedder: Embedder | None = None, update_index: bool = True,
-                 engine: str | None = None) -> None:
+                 engine: str | None = None, backfill: bool = False) -> None:
         self.embedder = embedder
         self.update_index = update_index
         self.engine = engine  # an embedding engine's name (plugins); None: the setting's
+        self.backfill = backfill
 
     @staticmethod
     def _chunks(store: Store, model: str) -> Iterator[list[tuple[str, str, str]]]:
@@ -76,6 +81,7 @@ class Embed:
         done = 0
         on_progress(Progress(self.name, 0, todo))
         engine = plugins().engines.get(self.engine or settings.embed_engine)
+        dropped = bool(todo) and self.backfill and store.embeddings.drop_vector_index()
         # Each chunk is one transaction, written as it comes back: kill the stage (or lose a
         # Ray worker) and the chunk is embedded again and written once, keyed by paper id.
         for chunk, vectors in engine.embed_chunks(settings, embedder, self._chunks(store, model)):
@@ -96,8 +102,17 @@ class Embed:
             details={"model": model, "engine": engine.name,
                      "per_second": round(done / seconds, 1) if done and seconds else None})
         if store.embeddings.indexes_vectors():
-            # The store keeps its own index (PostgreSQL's HNSW), current as each batch commits.
-            report.details["index"] = {"model": model, "in_store": True}
+            # The store keeps its own index (PostgreSQL's HNSW), current as each batch commits
+            # unless this is a backfill (or mends one that was stopped): then built now.
+            report.details["index"] = self._build_store_index(store, settings, model, dropped)
         elif self.update_index:
             report.details["index"] = update_index(store, settings, model, on_progress)
         return report
+
+    @staticmethod
+    def _build_store_index(store: Store, settings: Settings, model: str,
+                           dropped: bool) -> dict[str, object]:
+        seconds = store.embeddings.build_vector_index(settings.vector_index_memory_mb,
+                                                      settings.threads)
+        return {"model": model, "in_store": True, "dropped_for_backfill": dropped,
+                "built_seconds": None if seconds is None else round(seconds, 1)}

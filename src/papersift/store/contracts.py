@@ -243,6 +243,19 @@ class EmbeddingsStore(Protocol):
         building the local index file (search/ann.py) from it."""
         ...
 
+    def drop_vector_index(self) -> bool:
+        """Drop the store's own nearest-neighbour index before a bulk write, so that each
+        write does not also insert into it (True if an index was dropped; False for a store
+        without one). Until `build_vector_index` runs, nearest_papers is exact and slow."""
+        ...
+
+    def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
+        """Build the store's own index if it is missing, in one pass over the stored
+        vectors, with up to `memory_mb` of memory and `workers` parallel workers; seconds
+        taken, or None when there was nothing to build. Safe to call at any time: a bulk
+        write that was stopped before its index was rebuilt is mended by the next call."""
+        ...
+
 
 class SummariesStore(Protocol):
     """TL;DRs and blurbs with provenance, staleness and readers' flags."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,6 +20,10 @@ INDEXED_DIM = 384
 # pgvector's limit. 128, as the local index (search/ann.py), measured at recall@10 >= 0.99.
 EF_SEARCH = 128
 _EF_SEARCH_MAX = 1000
+# The index of migration 0002, by name and definition: a backfill drops it and builds it again.
+_INDEX_NAME = f"embeddings_hnsw_{INDEXED_DIM}"
+_INDEX_SQL = (f"CREATE INDEX IF NOT EXISTS {_INDEX_NAME} ON embeddings USING hnsw"
+              f" ((vector::halfvec({INDEXED_DIM})) halfvec_cosine_ops) WHERE dim = {INDEXED_DIM}")
 # A filter that leaves at most this many papers is answered exactly over just those papers
 # (as the local index does): the graph would have to walk past most of the others.
 FILTER_EXACT_MAX = 20_000
@@ -128,6 +133,36 @@ class Embeddings(Concern):
     def indexes_vectors(self) -> bool:
         """Yes: pgvector's HNSW index answers nearest_papers (the local index file is unused)."""
         return True
+
+    def drop_vector_index(self) -> bool:
+        """Drop the HNSW index: a bulk write then costs one index build at the end instead of
+        an insert into the graph per vector (512 vectors/s kept current, one writer)."""
+        if not self._has_index():
+            return False
+        with transaction(self.conn):
+            self.conn.execute(f"DROP INDEX IF EXISTS {_INDEX_NAME}")
+        return True
+
+    def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
+        """CREATE INDEX over the stored vectors when the index is missing. The graph is built
+        in memory while it fits in `memory_mb` (pgvector slows down many times once it does
+        not), by the leader and `workers - 1` parallel workers."""
+        if self._has_index():
+            return None
+        started = time.perf_counter()
+        try:
+            with transaction(self.conn):
+                self.conn.execute(
+                    "SELECT set_config('maintenance_work_mem', %s, true),"
+                    " set_config('max_parallel_maintenance_workers', %s, true)",
+                    (f"{max(64, int(memory_mb))}MB", str(max(0, int(workers) - 1))))
+                self.conn.execute(_INDEX_SQL)
+        except psycopg.errors.UniqueViolation:
+            return None  # another process built it at the same time
+        return time.perf_counter() - started
+
+    def _has_index(self) -> bool:
+        return self.value("SELECT to_regclass(%s) IS NOT NULL", (_INDEX_NAME,)) is True
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None) -> list[tuple[int, float]]:

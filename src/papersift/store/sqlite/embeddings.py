@@ -130,6 +130,14 @@ class Embeddings(Concern):
         """No: SQLite has no vector index; search uses the local index file (search/ann.py)."""
         return False
 
+    def drop_vector_index(self) -> bool:
+        """Nothing to drop: the local index file is built after the vectors are written."""
+        return False
+
+    def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
+        """Nothing to build here (search/ann.py builds the local index file)."""
+        return None
+
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None) -> list[tuple[int, float]]:
         """Exact: every live paper's vector (of those passing `filters`) is read, a step at a
