@@ -287,6 +287,32 @@ def test_the_keyword_index_follows_merges(pg: Store) -> None:
     assert hits("sparse") == [] and hits("dense") == [pg.search.pk_of("2601.00001")]
 
 
+def test_the_lexicon_is_the_index_vocabulary_after_inserts_merges_and_deletes(pg: Store) -> None:
+    """The vocabulary the writers keep (prefix* words, document counts) is what ts_stat reads
+    out of every stored tsvector, after each kind of write; a word no paper holds is gone."""
+    def vocabulary() -> dict[str, int]:
+        return dict(pg.conn.execute("SELECT lexeme, papers FROM lexicon").fetchall())
+
+    def truth() -> dict[str, int]:
+        return dict(pg.conn.execute(
+            "SELECT word, ndoc FROM ts_stat('SELECT fts FROM papers')").fetchall())
+
+    pg.papers.upsert_papers([prepare_record(paper(n)) for n in range(1, 6)])
+    assert vocabulary() == truth() and vocabulary()["spars"] == 5
+    assert pg.search.prefix_terms("spa", 10) == {"spars": 5}
+    assert pg.search.term_doc_counts(["spars", "zebra"]) == {"spars": 5, "zebra": 0}
+    # A revised record changes its text (a merge: UPDATE): its old words lose it.
+    pg.papers.upsert_papers([prepare_record(paper(1, title="Zebra stripes of dense graphs",
+                                                  version=2, source="other"))])
+    assert vocabulary() == truth() and vocabulary()["zebra"] == 1
+    assert vocabulary()["spars"] == 4 and pg.search.prefix_terms("zeb", 10) == {"zebra": 1}
+    pg.conn.execute("UPDATE papers SET sort_date = '2026-02-01'")  # no text changed
+    assert vocabulary() == truth()
+    pg.conn.execute("DELETE FROM papers WHERE id = '2601.00001'")
+    assert vocabulary() == truth() and "zebra" not in vocabulary()
+    assert pg.search.prefix_terms("zeb", 10) == {}
+
+
 def test_vectors_round_trip_exactly_and_the_hnsw_index_serves_cosine(pg: Store) -> None:
     pg.papers.upsert_papers([prepare_record(paper(n)) for n in range(1, 4)])
     rng = np.random.default_rng(7)

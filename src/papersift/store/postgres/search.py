@@ -10,7 +10,6 @@ ts_rank_cd returns for a query of that one term. docs/architecture.md compares t
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 import threading
@@ -33,10 +32,6 @@ _OPERATORS = ("AND", "OR", "NOT")
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
 _DOC_COUNTS_MAX = 200_000
 _COUNTS_LOCK = threading.Lock()
-# Every lexeme of the index with its number of papers, sorted, per database and generation:
-# PostgreSQL has no walk of a GIN index in term order (FTS5's fts5vocab), so prefix_terms
-# reads ts_stat once per 2,000 papers added and answers from this list.
-_VOCABULARY: dict[str, tuple[int, list[str], list[int]]] = {}
 
 
 def quote_lexeme(lexeme: str) -> str:
@@ -121,12 +116,19 @@ class Search(Concern):
             (list(words),))]
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many papers contain each (already tokenized) term; cached per database and
-        refreshed when the store has grown by 2,000 papers (df drifts slowly)."""
-        return self._counts({token: quote_lexeme(token) for token in tokens})
+        """How many papers contain each (already tokenized) term, from the lexicon the
+        writers keep (migration 0008): one key lookup each, current at every commit."""
+        if not tokens:
+            return {}
+        found = dict(self.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(%s)",
+                               (list(tokens),)))
+        return {token: int(found.get(token, 0)) for token in tokens}
 
     def _counts(self, queries: dict[str, str]) -> dict[str, int]:
-        """{key: papers matching its tsquery text}, through the cache."""
+        """{key: papers matching its tsquery text (a prefix's)}, cached per database and
+        read again when the store has grown by 2,000 papers (counts drift slowly)."""
+        if not queries:
+            return {}
         generation = self._size() // 2000
         with _COUNTS_LOCK:
             cache = _DOC_COUNTS.setdefault(self.location, {})
@@ -146,30 +148,16 @@ class Search(Concern):
         return found
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
-        """Terms in [prefix, prefix + U+10FFFF), in term order, from the cached vocabulary."""
+        """Terms in [prefix, prefix + U+10FFFF), in term order, from the lexicon (byte order,
+        which is code point order: FTS5's vocabulary walk and Python's sort agree)."""
         if not prefix or limit < 1:
             return {}
-        terms, counts = self._vocabulary()
-        first = bisect.bisect_left(terms, prefix)
-        end = bisect.bisect_left(terms, prefix + "\U0010ffff", lo=first)
-        last = min(end, first + int(limit))
-        return dict(zip(terms[first:last], counts[first:last], strict=True))
-
-    def _vocabulary(self) -> tuple[list[str], list[int]]:
-        """(sorted lexemes, their paper counts), read again when the store has grown by 2,000
-        papers (or at all while it is small, where reading them is cheap)."""
-        size = self._size()
-        generation = size if size < 20_000 else 20_000 + size // 2000
-        with _COUNTS_LOCK:
-            cached = _VOCABULARY.get(self.location)
-        if cached is None or cached[0] != generation:
-            rows = self.rows("SELECT word, ndoc FROM ts_stat('SELECT fts FROM papers')")
-            # Python's order (code points), as the bisection and FTS5's vocabulary walk use.
-            rows.sort(key=lambda row: row[0])
-            cached = (generation, [r[0] for r in rows], [int(r[1]) for r in rows])
-            with _COUNTS_LOCK:
-                _VOCABULARY[self.location] = cached
-        return cached[1], cached[2]
+        last = ord(prefix[-1])
+        after = prefix[:-1] + chr(last + 1) if last < 0x10FFFF else None
+        bound = "" if after is None else " AND lexeme < %s"
+        return dict(self.rows(
+            f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= %s{bound} ORDER BY lexeme"
+            " LIMIT %s", (prefix, *([after] if after else []), int(limit))))
 
     def _average_length(self) -> float:
         """The papers' average length (_LENGTH), cached like the document counts."""
@@ -195,9 +183,9 @@ class Search(Concern):
         for i, term in enumerate(terms):
             if not term.prefix:
                 per_term[i] = next(it)
-        queries = {tok: quote_lexeme(tok) for toks in per_term.values() for tok in toks}
-        queries |= {f"prefix:{t.text}": f"{quote_lexeme(t.text)}:*" for t in terms if t.prefix}
-        counts = self._counts(queries)
+        counts = self.term_doc_counts(sorted({tok for toks in per_term.values() for tok in toks}))
+        counts |= self._counts({f"prefix:{t.text}": f"{quote_lexeme(t.text)}:*"
+                                for t in terms if t.prefix})
         documents = max(self._size(), 1)
         result = []
         for i, term in enumerate(terms):
