@@ -17,6 +17,7 @@ from papersift.stages import Progress
 from papersift.store import open_store
 from papersift.topics import AssignTopics, BuildTopics
 from papersift.topics import cluster as cluster_module
+from tests.store_sql import run_sql
 from tests.test_topics_build import FIELDS, PARAMS, abstract_for
 
 ray = pytest.importorskip("ray")
@@ -81,7 +82,8 @@ def _assign(built, tmp_path: Path, name: str, stage: AssignTopics, on_progress=N
     shutil.copy(path, copy)
     with open_store(copy) as store:
         report = stage.run(store, settings, *([on_progress] if on_progress else []))
-        rows = {pid: (tid, sim) for pid, tid, sim in store.topics.topic_assignments()}
+        rows = {pid: (tid, sim) for pid, tid, sim in run_sql(
+            store, "SELECT paper_id, topic_id, similarity FROM paper_topics")}
         assert AssignTopics(engine="local").run(store, settings).counts["assigned"] == 0
     assert report.counts["assigned"] == len(new_ids)  # each chunk written once
     return report, rows

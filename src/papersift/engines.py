@@ -64,18 +64,50 @@ def start_ray(settings: Settings) -> tuple[Any, bool]:
     return ray, True
 
 
+def _actor_class(worker: type) -> type:
+    """The Ray actor of a worker class, named as it (its processes are named after it).
+
+    It builds the worker on its first call, from the references to the shared inputs that
+    come with every call (nested in a list: Ray hands them over unread), and keeps it. As
+    constructor arguments they would make Ray log an error for every actor (it could not be
+    restarted once they are gone: they are not, the driver holds them for the run); this
+    way an actor that was restarted builds its worker again on its next chunk.
+    """
+
+    class Actor:
+        def __init__(self, settings: Settings) -> None:
+            self.settings, self.worker = settings, None
+
+        def built(self, shared: list[Any]) -> Any:
+            if self.worker is None:
+                import ray
+
+                self.worker = worker(self.settings, *ray.get(shared))
+            return self.worker
+
+        def identity(self, shared: list[Any]) -> str:
+            return str(self.built(shared).identity())
+
+        def run(self, shared: list[Any], payload: Any) -> Any:
+            return self.built(shared).run(payload)
+
+    Actor.__name__ = Actor.__qualname__ = worker.__name__
+    Actor.__module__ = worker.__module__
+    return Actor
+
+
 def start_actors(ray: Any, settings: Settings, job: Job) -> tuple[list[Any], list[Any]]:
     """ray_actors actors of the job (0: one per `threads` CPUs of the cluster), each using
-    `threads`, and the object-store references of the shared inputs they were given (kept
-    while they run: a restarted actor is built from them again)."""
+    `threads`, and the object-store references of the shared inputs (put once, held for the
+    run: each call of an actor carries them)."""
     threads = max(1, int(settings.threads))
     count = int(settings.ray_actors) or max(1, int(ray.cluster_resources().get("CPU", 1)) // threads)
     shared = [ray.put(value) for value in job.shared]
     remote = ray.remote(num_cpus=threads, max_restarts=_RESTARTS,
-                        max_task_retries=_RESTARTS)(job.worker)
-    actors = [remote.remote(settings, *shared) for _ in range(count)]
+                        max_task_retries=_RESTARTS)(_actor_class(job.worker))
+    actors = [remote.remote(settings) for _ in range(count)]
     if job.identity is not None:
-        found = set(ray.get([actor.identity.remote() for actor in actors]))
+        found = set(ray.get([actor.identity.remote(shared) for actor in actors]))
         if found != {job.identity}:
             for actor in actors:
                 ray.kill(actor)
@@ -90,7 +122,7 @@ def run_ray(settings: Settings, job: Job, chunks: Iterator[Any]) -> Iterator[tup
     ray, started_here = start_ray(settings)
     actors: list[Any] = []
     try:
-        actors, _shared = start_actors(ray, settings, job)
+        actors, shared = start_actors(ray, settings, job)
         queued: dict[Any, tuple[Any, int]] = {}
         load = [0] * len(actors)
         pending, exhausted = iter(chunks), False
@@ -101,7 +133,7 @@ def run_ray(settings: Settings, job: Job, chunks: Iterator[Any]) -> Iterator[tup
                     exhausted = True
                     break
                 which = load.index(min(load))
-                queued[actors[which].run.remote(job.payload(chunk))] = (chunk, which)
+                queued[actors[which].run.remote(shared, job.payload(chunk))] = (chunk, which)
                 load[which] += 1
             if not queued:
                 return
