@@ -38,8 +38,11 @@ def test_topics_commands(store, settings) -> None:
     assert shown["weekly"] == [{"week": "2026-06-01", "papers": 40}]
     assert _run("topics", "show", "no-such-topic")[0] == 1
     add_papers(store, settings, make_corpus(n_per_field=2, noise=1, seed=9, start=900))
-    code, out = _run("topics", "assign", "--json")
-    assert code == 0 and json.loads(out)["counts"]["assigned"] == 9
+    assert _run("topics", "assign", "--engine", "no-such-engine")[0] == 2
+    code, out = _run("topics", "assign", "--json", "--engine", "local")
+    assigned = json.loads(out)
+    assert code == 0 and assigned["counts"]["assigned"] == 9
+    assert assigned["details"]["engine"] == "local"
     code, out = _run("topics", "build", "--json", "--fresh", *SMALL)
     assert code == 0 and json.loads(out)["counts"]["kept"] == 4
     code, out = _run("topics", "build", "--json", "--neighbours", "0", *SMALL)

@@ -1,4 +1,4 @@
-"""Backends by kind (sources, embedders, embedding engines, summary writers, stores), registered through one hook.
+"""Backends by kind (sources, embedders, engines, summary writers, stores), registered through one hook.
 
 A backend is a module with a `register(plugins)` function that adds plain objects to the
 registries below. The built-in ones are listed in _builtin_modules(); a package outside
@@ -64,14 +64,14 @@ class WriterPlugin:
 
 @dataclass(frozen=True)
 class EnginePlugin:
-    """Where the embed stage's batches are computed: `embed_chunks(settings, embedder,
-    chunks)` takes an iterable of chunks of (paper id, text hash, text) and yields each chunk
-    with its vectors, in any order (the stage writes them to the store)."""
+    """Where a stage's batches are computed (the embed stage's texts, the assignment of new
+    papers to topics): `run(settings, job, chunks)` takes a papersift.engines.Job and an
+    iterable of chunks and yields each chunk with its result, in any order (the stage writes
+    them to the store)."""
 
     name: str
     help: str
-    embed_chunks: Callable[[Settings, Any, Iterator[list[tuple[str, str, str]]]],
-                           Iterator[tuple[list[tuple[str, str, str]], Any]]]
+    run: Callable[[Settings, Any, Iterator[Any]], Iterator[tuple[Any, Any]]]
 
 
 @dataclass(frozen=True)
@@ -123,12 +123,13 @@ class Plugins:
     embedders: Registry[EmbedderPlugin] = field(default_factory=lambda: Registry("embedder"))
     writers: Registry[WriterPlugin] = field(default_factory=lambda: Registry("writer"))
     stores: Registry[StorePlugin] = field(default_factory=lambda: Registry("store backend"))
-    engines: Registry[EnginePlugin] = field(default_factory=lambda: Registry("embedding engine"))
+    engines: Registry[EnginePlugin] = field(default_factory=lambda: Registry("engine"))
 
 
 def _builtin_modules() -> tuple[ModuleType, ...]:
     # Imported here, not at the top: these modules import this one for the plugin types.
-    from papersift.search import embed, engines
+    from papersift import engines
+    from papersift.search import embed
     from papersift.sources import announce, arxiv_api, files, hf_daily, oai
     from papersift.store import postgres, sqlite
     from papersift.summarize import llm, writers

@@ -85,10 +85,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embed_engine", str, "local",
             "Where `papersift embed` computes vectors: local (this process) or ray (Ray actors; "
             "pip install 'papersift[distributed]')."),
+    Setting("topics_engine", str, "local",
+            "Where `papersift topics assign` (and the pipeline's assignment) compares new papers "
+            "with the topics: local (this process) or ray (Ray actors)."),
     Setting("ray_address", str, "",
             "Ray cluster for the ray engine (else RAY_ADDRESS, else a local Ray started on demand)."),
     Setting("ray_actors", int, 0,
-            "Embedding actors of the ray engine (0: one per `threads` CPUs of the cluster)."),
+            "Actors of the ray engine, each using `threads` (0: one per `threads` CPUs of the "
+            "cluster)."),
     Setting("threads", int, 2, "Threads for ONNX Runtime and BLAS (sized on purpose: they fight)."),
     # -- summaries (LLM writer)
     Setting("writer", str, "builtin", "Summary writer: builtin or llm."),

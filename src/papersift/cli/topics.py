@@ -66,10 +66,16 @@ def build_command(
 
 
 @topics_app.command("assign")
-def assign_command(as_json: bool = common.json_option()) -> None:
-    """Give papers that have no topic yet the nearest existing topic (no re-clustering)."""
+def assign_command(
+    as_json: bool = common.json_option(),
+    engine: str = typer.Option(None, "--engine",
+                               help="local (this process) or ray (Ray actors); default: the "
+                                    "topics_engine setting."),
+) -> None:
+    """Give papers that have no topic yet the nearest existing topic (no re-clustering;
+    resumable: run again after an interruption)."""
     with common.store() as db, common.progress(quiet=as_json) as show:
-        report = AssignTopics().run(db, common.settings(), show)
+        report = AssignTopics(engine=engine).run(db, common.settings(), show)
     common.finish(report, as_json)
 
 

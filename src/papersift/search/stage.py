@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from papersift.plugins import plugins
 from papersift.search.ann import update_index
 from papersift.search.embed import Embedder, default_embedder, embedding_text, text_hash
+from papersift.search.engines import embed_job
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
@@ -50,7 +51,7 @@ class Embed:
                  engine: str | None = None, backfill: bool = False) -> None:
         self.embedder = embedder
         self.update_index = update_index
-        self.engine = engine  # an embedding engine's name (plugins); None: the setting's
+        self.engine = engine  # an engine's name (plugins); None: the setting's
         self.backfill = backfill
 
     @staticmethod
@@ -84,7 +85,7 @@ class Embed:
         dropped = bool(todo) and self.backfill and store.embeddings.drop_vector_index()
         # Each chunk is one transaction, written as it comes back: kill the stage (or lose a
         # Ray worker) and the chunk is embedded again and written once, keyed by paper id.
-        for chunk, vectors in engine.embed_chunks(settings, embedder, self._chunks(store, model)):
+        for chunk, vectors in engine.run(settings, embed_job(embedder), self._chunks(store, model)):
             store.embeddings.put_embeddings(model, [
                 (pid, digest, vector) for (pid, digest, _), vector in zip(chunk, vectors,
                                                                           strict=True)])

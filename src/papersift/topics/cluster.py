@@ -13,6 +13,8 @@ from sklearn.cluster import KMeans
 # Below this many query x corpus pairs the exact neighbours are cheap (and deterministic);
 # above it (~22,000 papers) an HNSW graph finds them (98,742 papers: ~20 s instead of minutes).
 _EXACT_PAIRS = 500_000_000
+# Rows whose exact neighbours are computed in one product (a 256 x corpus matrix of cosines).
+EXACT_BLOCK = 256
 
 
 @dataclass
@@ -52,31 +54,50 @@ def nearest(vectors: np.ndarray, centroids: np.ndarray, batch: int = 8192
     return index, cosine
 
 
-def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, threads: int = 1
-               ) -> np.ndarray:
+def needs_graph(n_rows: int, n_corpus: int) -> bool:
+    """Whether the neighbours of n_rows papers among n_corpus are found with an HNSW graph
+    (else exactly)."""
+    return n_rows * n_corpus > _EXACT_PAIRS
+
+
+def neighbour_graph(corpus: np.ndarray, seed: int = 0, threads: int = 1) -> hnswlib.Index:
+    """An HNSW graph of the (unit) corpus vectors, queried by neighbours()."""
+    # Recall matters: at recall@10 ~0.87 (M=8) the smoothing's gain in NMI disappears;
+    # M=16, ef 80/40 gives ~0.96 (docs/benchmark-log.md, Topics).
+    graph = hnswlib.Index(space="ip", dim=corpus.shape[1])
+    graph.init_index(max_elements=len(corpus), ef_construction=80, M=16, random_seed=seed)
+    graph.set_num_threads(max(1, threads))
+    graph.add_items(corpus, np.arange(len(corpus)))
+    return graph
+
+
+def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, threads: int = 1,
+               graph: hnswlib.Index | None = None) -> np.ndarray:
     """Indices of the k nearest corpus vectors (by cosine) of corpus[rows], each row's own
-    vector excluded. corpus holds unit vectors."""
+    vector excluded. corpus holds unit vectors.
+
+    Exact when that is cheap, else through `graph` (built here when not given). A row's
+    neighbours do not depend on the other rows asked with it (exact rows go 256 at a time
+    from the first: asking in chunks of multiples of 256 gives the same bits), so the papers
+    may be split into chunks computed apart, given one graph.
+    """
     n = len(corpus)
     k = min(k, n - 1)
     if k <= 0 or len(rows) == 0:
         return np.zeros((len(rows), 0), dtype=np.int64)
-    if len(rows) * n <= _EXACT_PAIRS:
+    if graph is None and not needs_graph(len(rows), n):
         found = np.empty((len(rows), k + 1), dtype=np.int64)
-        for start in range(0, len(rows), 256):
-            block = rows[start:start + 256]
+        for start in range(0, len(rows), EXACT_BLOCK):
+            block = rows[start:start + EXACT_BLOCK]
             sims = corpus[block] @ corpus.T
             top = np.argpartition(sims, n - k - 1, axis=1)[:, n - k - 1:]
             order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1, kind="stable")
-            found[start:start + 256] = np.take_along_axis(top, order, axis=1)
+            found[start:start + EXACT_BLOCK] = np.take_along_axis(top, order, axis=1)
     else:
-        # Recall matters: at recall@10 ~0.87 (M=8) the smoothing's gain in NMI disappears;
-        # M=16, ef 80/40 gives ~0.96 (docs/benchmark-log.md, Topics).
-        index = hnswlib.Index(space="ip", dim=corpus.shape[1])
-        index.init_index(max_elements=n, ef_construction=80, M=16, random_seed=seed)
-        index.set_num_threads(max(1, threads))
-        index.add_items(corpus, np.arange(n))
-        index.set_ef(max(40, 2 * (k + 1)))
-        found, _ = index.knn_query(corpus[rows], k=k + 1)
+        graph = graph if graph is not None else neighbour_graph(corpus, seed, threads)
+        graph.set_num_threads(max(1, threads))  # each query is answered alone: same answers
+        graph.set_ef(max(40, 2 * (k + 1)))
+        found, _ = graph.knn_query(corpus[rows], k=k + 1)
         found = found.astype(np.int64)
     # Drop each row itself (or, when an exact copy took its place, the last neighbour).
     not_self = found != rows[:, None]
@@ -85,17 +106,18 @@ def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, thre
 
 
 def smooth(corpus: np.ndarray, rows: np.ndarray | None = None, k: int = 10,
-           weight: float = 1.0, seed: int = 0, threads: int = 1) -> np.ndarray:
+           weight: float = 1.0, seed: int = 0, threads: int = 1,
+           graph: hnswlib.Index | None = None) -> np.ndarray:
     """normalize(x + weight * mean of x's k nearest papers) for corpus[rows] (all by default).
 
     One step of smoothing over the nearest-neighbour graph: a paper is read partly through
     the papers nearest to it, which measured +0.008 NMI against arXiv categories over k-means
-    on the raw vectors (docs/benchmark-log.md, Topics).
+    on the raw vectors (docs/benchmark-log.md, Topics). `graph`: see neighbours().
     """
     rows = np.arange(len(corpus)) if rows is None else np.asarray(rows, dtype=np.int64)
     if k <= 0 or weight <= 0:
         return corpus[rows]
-    near = neighbours(corpus, rows, k, seed=seed, threads=threads)
+    near = neighbours(corpus, rows, k, seed=seed, threads=threads, graph=graph)
     if near.shape[1] == 0:
         return corpus[rows]
     mean = np.zeros((len(rows), corpus.shape[1]), dtype=np.float32)

@@ -17,7 +17,8 @@ from papersift.search.embed import default_embedder
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
-from papersift.topics.cluster import nearest, normalize, smooth
+from papersift.topics.assign import CHUNK, assign_job
+from papersift.topics.cluster import EXACT_BLOCK
 from papersift.topics.naming import name_topics
 from papersift.topics.plan import BuildParams, plan_build
 
@@ -54,8 +55,6 @@ def _space(params: Mapping[str, Any]) -> tuple[int, float]:
     """What decides the space centroids live in: (neighbours, smoothing); (0, 0.0) is raw."""
     neighbours, weight = int(params.get("neighbours", 0)), float(params.get("smoothing", 0.0))
     return (neighbours, weight) if neighbours > 0 and weight > 0 else (0, 0.0)
-
-
 
 
 class BuildTopics:
@@ -121,10 +120,19 @@ class AssignTopics:
     similar enough to any), without re-clustering.
 
     A paper is smoothed as the build smoothed its papers (with its nearest embedded papers),
-    so it is compared with the centroids in their own space.
+    so it is compared with the centroids in their own space. The new papers go in chunks
+    through an engine (`engine`, else the topics_engine setting: this process, or Ray
+    actors), each chunk written as it comes back: a run killed midway keeps what it wrote
+    and the next assigns the rest; a chunk run twice is written once, by paper id.
     """
 
     name = "topics"
+
+    def __init__(self, engine: str | None = None, chunk: int = CHUNK) -> None:
+        if chunk <= 0 or chunk % EXACT_BLOCK:
+            raise ValueError(f"chunk must be a positive multiple of {EXACT_BLOCK}")
+        self.engine = engine
+        self.chunk = chunk
 
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
@@ -134,56 +142,48 @@ class AssignTopics:
         build = store.topics.latest_topic_build()
         if build is None or other_id is None:
             raise TopicsError("no topics yet; run `papersift topics build` first")
+        engine = plugins().engines.get(self.engine or settings.topics_engine)
         # The whole matrix is read once: it gives the new papers' vectors and their neighbours.
         paper_ids, corpus = store.embeddings.embedding_matrix(model)
         assigned = store.topics.assigned_paper_ids()
         rows = np.asarray([i for i, pid in enumerate(paper_ids) if pid not in assigned],
                           dtype=np.int64)
         on_progress(Progress(self.name, 0, len(rows)))
-        new_ids = [paper_ids[i] for i in rows]
-        index, cosine = _nearest_topics(corpus, rows, centroids, build["params"], settings)
         threshold = float(build["params"].get("other_similarity", BuildParams.other_similarity))
-        rows_out = [
-            (pid, topic_ids[i] if len(topic_ids) and sim >= threshold else other_id, float(sim))
-            for pid, i, sim in zip(new_ids, index, cosine, strict=True)
-        ]
-        store.topics.assign_papers(rows_out)
-        on_progress(Progress(self.name, len(rows), len(rows)))
-        to_other = sum(1 for _, tid, _ in rows_out if tid == other_id)
-        return Report(stage=self.name, seconds=time.perf_counter() - started,
-                      counts={"assigned": len(rows_out), "to_other": to_other},
-                      details={"action": "assign", "model": model})
-
-
-def _nearest_topics(corpus: np.ndarray, rows: np.ndarray, centroids: np.ndarray,
-                    params: Mapping[str, Any], settings: Settings
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(nearest centroid, cosine) of the papers at `rows`, smoothed as the build smoothed."""
-    if not len(rows):
-        return np.zeros(0, np.int64), np.zeros(0, np.float32)
-    # Builds before smoothing existed recorded no `neighbours`: their centroids are raw.
-    k, weight = _space(params)
-    threads = max(1, int(settings.threads))
-    with threadpool_limits(limits=threads):
-        # Embedders store unit vectors; checking is ~10x cheaper than normalizing again.
-        if not np.allclose(np.einsum("ij,ij->i", corpus, corpus), 1.0, atol=1e-3):
-            corpus = normalize(corpus)
-        vectors = smooth(corpus, rows, k=k, weight=weight, seed=int(params.get("seed", 0)),
-                         threads=threads)
-        if len(centroids):
-            return nearest(vectors, centroids)
-    return np.zeros(len(rows), np.int64), np.zeros(len(rows), np.float32)
+        done = to_other = 0
+        if len(rows):  # (nothing new: no engine to start, no graph to build)
+            job = assign_job(settings, corpus, len(rows), centroids,
+                             (*_space(build["params"]), int(build["params"].get("seed", 0))))
+            chunks = (rows[start:start + self.chunk] for start in range(0, len(rows), self.chunk))
+            for chunk, (index, cosine) in engine.run(settings, job, chunks):
+                written = [(paper_ids[row], topic_ids[i] if len(topic_ids) and sim >= threshold
+                            else other_id, float(sim))
+                           for row, i, sim in zip(chunk, index, cosine, strict=True)]
+                store.topics.assign_papers(written)
+                done += len(written)
+                to_other += sum(1 for _, tid, _ in written if tid == other_id)
+                on_progress(Progress(self.name, done, len(rows)))
+        seconds = time.perf_counter() - started
+        return Report(stage=self.name, seconds=seconds,
+                      counts={"assigned": done, "to_other": to_other},
+                      details={"action": "assign", "model": model, "engine": engine.name,
+                               "per_second": round(done / seconds, 1) if done and seconds
+                               else None})
 
 
 class Topics:
     """What the pipeline runs: a rebuild when there are no topics yet or the last build is
-    older than REBUILD_AFTER, else the assignment of new papers."""
+    older than REBUILD_AFTER, else the assignment of new papers (through `engine`, else the
+    topics_engine setting)."""
 
     name = "topics"
 
+    def __init__(self, engine: str | None = None) -> None:
+        self.engine = engine
+
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
-        stage = BuildTopics() if needs_build(store) else AssignTopics()
+        stage = BuildTopics() if needs_build(store) else AssignTopics(engine=self.engine)
         return stage.run(store, settings, on_progress)
 
 
