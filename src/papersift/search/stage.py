@@ -105,15 +105,21 @@ class Embed:
         if store.embeddings.indexes_vectors():
             # The store keeps its own index (PostgreSQL's HNSW), current as each batch commits
             # unless this is a backfill (or mends one that was stopped): then built now.
-            report.details["index"] = self._build_store_index(store, settings, model, dropped)
+            report.details["index"] = self._build_store_index(store, settings, model, dropped,
+                                                              on_progress)
         elif self.update_index:
             report.details["index"] = update_index(store, settings, model, on_progress)
         return report
 
-    @staticmethod
-    def _build_store_index(store: Store, settings: Settings, model: str,
-                           dropped: bool) -> dict[str, object]:
-        seconds = store.embeddings.build_vector_index(settings.vector_index_memory_mb,
-                                                      settings.threads)
+    def _build_store_index(self, store: Store, settings: Settings, model: str, dropped: bool,
+                           on_progress: OnProgress) -> dict[str, object]:
+        """The store's index built if it is missing (after a backfill: minutes at a million
+        papers, shown as one step), unless the run was asked not to touch the index."""
+        seconds = None
+        if self.update_index:
+            on_progress(Progress("vector index", 0, 1, note="building", unit="steps"))
+            seconds = store.embeddings.build_vector_index(settings.vector_index_memory_mb,
+                                                          settings.threads)
+            on_progress(Progress("vector index", 1, 1, unit="steps"))
         return {"model": model, "in_store": True, "dropped_for_backfill": dropped,
                 "built_seconds": None if seconds is None else round(seconds, 1)}
