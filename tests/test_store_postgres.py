@@ -313,6 +313,19 @@ def test_the_lexicon_is_the_index_vocabulary_after_inserts_merges_and_deletes(pg
     assert pg.search.prefix_terms("zeb", 10) == {}
 
 
+def test_the_hnsw_graph_is_built_with_ef_construction_128_by_migration_and_backfill(
+        pg: Store) -> None:
+    def options() -> list[str] | None:
+        row = pg.conn.execute("SELECT reloptions FROM pg_class WHERE relname ="
+                              " 'embeddings_hnsw_384'").fetchone()
+        return None if row is None else row[0]
+
+    assert "ef_construction=128" in options()
+    assert pg.embeddings.drop_vector_index() is True and options() is None
+    assert pg.embeddings.build_vector_index(64, 1) is not None
+    assert "ef_construction=128" in options() and "m=16" in options()
+
+
 def test_vectors_round_trip_exactly_and_the_hnsw_index_serves_cosine(pg: Store) -> None:
     pg.papers.upsert_papers([prepare_record(paper(n)) for n in range(1, 4)])
     rng = np.random.default_rng(7)
