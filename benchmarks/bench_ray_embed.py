@@ -5,7 +5,7 @@ Usage:
 
 The first --n abstracts of ../shared/data/arxiv-2025-2026.jsonl.gz, cut into the embed
 stage's chunks (windows of 2,048 sorted by length, chunks of 256), are embedded by
-`engines.local_chunks` (this process, `threads` 2) and by `engines.ray_chunks` with each
+`engines.run_local` (this process, `threads` 2) and by `engines.run_ray` with each
 configuration ACTORSxTHREADS (1x2: one actor of two threads, what this process does; 2x1: two
 actors of one thread), alternating. Ray itself is started once before the runs (a cluster runs
 for days); each ray run includes creating its actors (each loads the model), and its steady
@@ -24,8 +24,9 @@ import sys
 import time
 from pathlib import Path
 
+from papersift.engines import run_local, run_ray
 from papersift.search.embed import LocalEmbedder, embedding_text
-from papersift.search.engines import local_chunks, ray_chunks
+from papersift.search.engines import embed_job
 from papersift.settings import load_settings
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", "../shared/data"))
@@ -50,7 +51,7 @@ def chunks(n: int) -> list[list[tuple[str, str, str]]]:
 def timed(engine, settings, embedder, work) -> dict[str, float]:  # noqa: ANN001
     started = time.perf_counter()
     first_at, first_count, count = None, 0, 0
-    for chunk, vectors in engine(settings, embedder, iter(work)):
+    for chunk, vectors in engine(settings, embed_job(embedder), iter(work)):
         assert len(vectors) == len(chunk)
         count += len(chunk)
         if first_at is None:
@@ -79,13 +80,13 @@ def main() -> None:
     configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
     rows: dict[str, list[dict[str, float]]] = {}
     for run in range(args.runs):
-        row = timed(local_chunks, settings, embedder, work)
+        row = timed(run_local, settings, embedder, work)
         rows.setdefault("in-process 2 threads", []).append(row)
         print(json.dumps({"run": run, "engine": "local", **row, "load": os.getloadavg()}),
               file=sys.stderr)
         for actors, threads in configs:
             ray_settings = settings.replace(ray_actors=actors, threads=threads)
-            row = timed(ray_chunks, ray_settings, embedder, work)
+            row = timed(run_ray, ray_settings, embedder, work)
             rows.setdefault(f"ray {actors}x{threads}", []).append(row)
             print(json.dumps({"run": run, "engine": f"ray {actors}x{threads}", **row,
                               "load": os.getloadavg()}), file=sys.stderr)

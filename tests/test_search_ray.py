@@ -10,10 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from papersift.engines import run_ray
 from papersift.ingest.stage import add_records
 from papersift.search import Embed
 from papersift.search.embed import LocalEmbedder
-from papersift.search.engines import ray_chunks
+from papersift.search.engines import embed_job
 from papersift.settings import Settings
 from papersift.store import open_store
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
@@ -71,7 +72,7 @@ def test_a_killed_workers_chunk_is_redone_and_returned_once(
     texts = [" ".join(WORDS[(i + j) % len(WORDS)] for j in range(30)) for i in range(16 * 32)]
     chunks = [[(f"p{i}", "h", texts[i]) for i in range(start, start + 32)]
               for start in range(0, len(texts), 32)]
-    results = ray_chunks(settings, local_embedder, iter(chunks))
+    results = run_ray(settings, embed_job(local_embedder), iter(chunks))
     seen = [next(results)]
     deadline = time.monotonic() + 60
     while not _actor_pids():  # the actors' processes take their names when they start work

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from papersift.engines import Job, run_local, run_ray
+from papersift.engines import Job
 from papersift.settings import Settings
 from papersift.stages import no_progress
 
@@ -43,15 +42,3 @@ def embed_job(embedder: Any) -> Job:
     the embedder of the settings and must embed with the same model."""
     return Job(worker=_EmbedActor, here=_EmbedActor(None, embedder),
                identity=str(embedder.model_id), payload=_texts)
-
-
-def local_chunks(settings: Settings, embedder: Any, chunks: Iterator[Chunk]
-                 ) -> Iterator[tuple[Chunk, np.ndarray]]:
-    """Each chunk embedded here, in turn."""
-    return run_local(settings, embed_job(embedder), chunks)
-
-
-def ray_chunks(settings: Settings, embedder: Any, chunks: Iterator[Chunk]
-               ) -> Iterator[tuple[Chunk, np.ndarray]]:
-    """Chunks embedded by Ray actors, each yielded with its vectors as it comes back."""
-    return run_ray(settings, embed_job(embedder), chunks)
