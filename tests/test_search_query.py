@@ -203,6 +203,21 @@ def test_highlighter_marks_stems_and_escapes() -> None:
     assert plain == "word word word word word…" and marked == plain
 
 
+def test_highlighter_marks_accented_and_plain_words_of_one_text_in_order() -> None:
+    """A text with accents: its accented words are folded, its ASCII words matched as they
+    are, and the marks come out in reading order, in the snippet's window too."""
+    from papersift.search.highlight import Highlighter
+
+    marker = Highlighter(["optim", "naiv"])
+    assert marker.mark("Naïve optimization beats optimal naive baselines — optimé") == (
+        "<mark>Naïve</mark> <mark>optimization</mark> beats <mark>optimal</mark>"
+        " <mark>naive</mark> baselines — <mark>optimé</mark>")
+    assert marker.snippet("α " * 50 + "naïve  optimum\n" + "β " * 50, 4) == (
+        "…naïve optimum β β…", "…<mark>naïve</mark> <mark>optimum</mark> β β…")
+    assert marker.snippet("Résumé: an optimal one", 40) == (
+        "Résumé: an optimal one", "Résumé: an <mark>optimal</mark> one")
+
+
 # --- what mutation testing found untested in query repair (issue 20, docs/testing.md)
 
 def _parsed(raw: str) -> tuple[list[object], str, list[str]]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import bisect
 import html
-import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
 
-_WORD = re.compile(r"\w+")
-_SPACE = re.compile(r"\s+")
+# A word with at least one letter or digit outside ASCII (an accent, another script). Tried
+# only at word starts, so a long word costs its length once, not its length squared.
+_NON_ASCII_WORD = re.compile(r"(?<!\w)\w*[^\W\x00-\x7f]\w*")
 # Highlighting looks at this much of a text at most: real abstracts are under 4,000
 # characters, and one pasted book must not make every search that finds it slow.
 WINDOW_CHARS = 20_000
@@ -29,6 +29,11 @@ def fold(text: str) -> str:
     """Lower case without diacritics, as FTS5's unicode61 tokenizer (remove_diacritics 2) sees it."""
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _word_start(pieces: list[str], i: int) -> int:
+    """Where word i begins in " ".join(pieces)."""
+    return len(" ".join(pieces[:i])) + 1 if i else 0
 
 
 class Highlighter:
@@ -53,18 +58,26 @@ class Highlighter:
                                   re.IGNORECASE) if alternatives else None
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
+        """(start, end) of each matching word, in order. A match is always a whole word."""
         if self.pattern is None:
             return []
+        spans = [m.span() for m in self.pattern.finditer(text)]
         if text.isascii():
-            return [m.span() for m in self.pattern.finditer(text)]
-        # Accented or non-Latin text: fold word by word, keeping the original offsets.
-        return [w.span() for w in _WORD.finditer(text) if self.pattern.fullmatch(fold(w.group()))]
+            return spans
+        # Words with accents or in other scripts are folded one by one (keeping the original
+        # offsets); the plain ASCII words keep the pattern's own matches: folding them would
+        # only lower their case, which the pattern ignores anyway.
+        spans = [(start, end) for start, end in spans if text[start:end].isascii()]
+        spans += [w.span() for w in _NON_ASCII_WORD.finditer(text)
+                  if self.pattern.fullmatch(fold(w.group()))]
+        return sorted(spans)
 
-    def mark(self, text: str) -> str:
-        """The text as safe HTML with matches marked (its first WINDOW_CHARS, then '…')."""
+    def mark(self, text: str, spans: list[tuple[int, int]] | None = None) -> str:
+        """The text as safe HTML with matches marked (its first WINDOW_CHARS, then '…');
+        `spans`: the matches, when the caller has already found them in this text."""
         text, cut = window(text)
         out, last = [], 0
-        for start, end in self._spans(text):
+        for start, end in self._spans(text) if spans is None else spans:
             out.append(html.escape(text[last:start]))
             out.append("<mark>" + html.escape(text[start:end]) + "</mark>")
             last = end
@@ -77,30 +90,30 @@ class Highlighter:
         text, cut = window(text)
         if self.pattern is None or not self._any(text):
             return self._lead(text, words, cut)
-        text = _SPACE.sub(" ", text).strip()
-        # Word starts after the whitespace was collapsed: a running sum over split() is several
-        # times cheaper than a regex scan, and the window only needs word boundaries.
+        text = " ".join(text.split())  # whitespace collapsed: one space between words
+        spans = self._spans(text)  # found once: the window's marks are a slice of them
         pieces = text.split(" ")
-        starts = list(itertools.accumulate((len(p) + 1 for p in pieces[:-1]), initial=0))
-        if len(starts) <= words:
+        if len(pieces) <= words:
             tail = "…" if cut else ""
-            return text + tail, self.mark(text) + tail
-        # Word indices that hold a match; the best window starts at one of them (or at 0).
-        marked = sorted({bisect.bisect_right(starts, start) - 1 for start, _ in self._spans(text)}
-                        - {-1})
+            return text + tail, self.mark(text, spans) + tail
+        # Word indices that hold a match (a match starts a word: its index is the number of
+        # spaces before it); the best window starts at one of them (or at 0).
+        marked = sorted({text.count(" ", 0, start) for start, _ in spans})
         best = bisect.bisect_left(marked, words)  # matches in the opening window
         best_start = 0
         for i, first in enumerate(marked):
             count = bisect.bisect_left(marked, first + words, i) - i
             if count > best:
-                best, best_start = count, min(first, len(starts) - words)
-        begin = 0 if best_start == 0 else starts[best_start]
+                best, best_start = count, min(first, len(pieces) - words)
+        begin = _word_start(pieces, best_start)
         stop = best_start + words
-        end = len(text) if stop >= len(starts) else starts[stop]
+        end = len(text) if stop >= len(pieces) else _word_start(pieces, stop)
         piece = text[begin:end].rstrip()
+        inside = [(a - begin, b - begin) for a, b in spans if a >= begin and b <= begin + len(piece)]
         prefix = "…" if begin > 0 else ""
         suffix = "…" if end < len(text) or cut else ""
-        return prefix + piece + suffix, html.escape(prefix) + self.mark(piece) + html.escape(suffix)
+        return (prefix + piece + suffix,
+                html.escape(prefix) + self.mark(piece, inside) + html.escape(suffix))
 
     def _any(self, text: str) -> bool:
         if text.isascii():

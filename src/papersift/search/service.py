@@ -21,6 +21,7 @@ from papersift.search.hybrid import (
     score_fusion,
 )
 from papersift.search.keyword import (
+    HYBRID_SHARE,
     KeywordPlan,
     ParsedQuery,
     QueryError,
@@ -107,7 +108,7 @@ def search(
     if offset > MAX_OFFSET:
         results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
         return _finish(results, started)
-    plan = _plan(store, query, category, since, until, topic, keyword_side=mode != "semantic")
+    plan = _plan(store, query, category, since, until, topic, mode)
     results.notes = list(plan.parsed.notes)
     pool = max(fusion.pool, offset + limit)
     try:
@@ -137,7 +138,7 @@ def _finish(results: SearchResults, started: float) -> SearchResults:
 
 
 def _plan(store: Store, query: str, category: str | None, since: str | None,
-          until: str | None, topic: str | None, keyword_side: bool = True) -> _Plan:
+          until: str | None, topic: str | None, mode: str) -> _Plan:
     parsed = parse_query(query if isinstance(query, str) else "")
     filters = parsed.filters
     if category:
@@ -145,7 +146,8 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    keywords = plan_keywords(store.search, parsed, rank=keyword_side)
+    keywords = plan_keywords(store.search, parsed, rank=mode != "semantic",
+                             share=HYBRID_SHARE if mode == "hybrid" else 1.0)
     return _Plan(parsed, filters, keywords, Highlighter(keywords.stems))
 
 
