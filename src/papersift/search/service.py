@@ -36,7 +36,11 @@ MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
 MAX_OFFSET = 1000
 SNIPPET_WORDS = 40
-KEYWORD_SCORED = 1000
+# Keyword matches hybrid search takes (their bm25 scores semantic candidates too). Returning
+# and sorting them costs per row: among 98,752 arXiv papers SciFact's hybrid nDCG@10 was
+# 0.7201 with 1,000, 0.7197 with 300 and 0.7160 with 100; 1,000 cost 2 ms more a query than
+# 100 at a million papers (docs/benchmark-log.md).
+KEYWORD_SCORED = 300
 _SPACE = re.compile(r"\s+")
 
 
@@ -183,8 +187,8 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
     kw_ranked: list[tuple[int, float]] = []
     kw_all: dict[int, float] = {}
     if mode in ("keyword", "hybrid") and plan.keywords.query:
-        # FTS5 scores every match anyway; taking the best KEYWORD_SCORED instead of `pool` costs
-        # little and gives the fusion the bm25 of semantic candidates too (below that, ~0).
+        # The best KEYWORD_SCORED instead of `pool` gives the fusion the bm25 of semantic
+        # candidates too (below that, ~0).
         scored = _keyword_ranking(store, plan, fusion.bm25_weights,
                                   max(pool, KEYWORD_SCORED) if mode == "hybrid" else pool,
                                   results)
