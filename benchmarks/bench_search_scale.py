@@ -2,6 +2,7 @@
 
 Usage:
   python benchmarks/bench_search_scale.py [--workdir DIR] [--budgets 8000:30000,4000:15000,...]
+      [--scored 1000,300,100]
 
 On SciFact alone (5,183 abstracts) no budget binds: its words are in a few thousand papers at
 most. Among the recent arXiv papers the common words of its claims ("increased", "associated",
@@ -12,7 +13,8 @@ export_vectors.py). The arXiv papers are judged irrelevant: SciFact's judgments 
 corpus only, so a distractor ranked above a relevant abstract costs nDCG, as it should.
 
 Each budget is POSTINGS_BUDGET:WORK_CAP (search/keyword.py), set for the run; the first is the
-baseline. Reported per budget and mode: nDCG@10, recall@100, the plans' postings (mean, p95)
+baseline. Then, at the first budget, hybrid search with each number of keyword matches it
+takes (KEYWORD_SCORED, search/service.py). Reported per budget and mode: nDCG@10, recall@100, the plans' postings (mean, p95)
 and the single-client latency of the queries (p50, p95; query vectors cached after the first
 budget, so that the budgets differ only in their keyword work).
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from papersift.ingest.stage import Ingest, add_records
-from papersift.search import keyword
+from papersift.search import keyword, service
 from papersift.search.embed import default_embedder, embedding_text, text_hash
 from papersift.search.evaluate import read_corpus, read_qrels, read_queries, run_config
 from papersift.search.hybrid import DEFAULT_FUSION
@@ -90,6 +92,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workdir", type=Path, default=CACHE / "scifact-arxiv")
     parser.add_argument("--budgets", default="8000:30000,4000:30000,4000:15000,2000:8000")
+    parser.add_argument("--scored", default="1000,300,100")
     args = parser.parse_args()
     budgets = [tuple(int(x) for x in b.split(":")) for b in args.budgets.split(",")]
     queries = read_queries(SCIFACT / "queries.jsonl")
@@ -99,22 +102,25 @@ def main() -> None:
     embedder = CachedEmbedder(model)
     out = {"papers": store.papers.count_papers(), "queries": len(judged), "runs": []}
     print(f"{out['papers']:,} papers, {len(judged)} judged queries", file=sys.stderr)
+    runs = [(budget, cap, mode, service.KEYWORD_SCORED) for budget, cap in budgets
+            for mode in ("keyword", "hybrid")]
+    runs += [(*budgets[0], "hybrid", int(n)) for n in args.scored.split(",")]
     try:
-        for budget, cap in budgets:
+        for budget, cap, mode, scored in runs:
             keyword.POSTINGS_BUDGET, keyword.WORK_CAP = budget, cap
+            service.KEYWORD_SCORED = scored
             work = plan_work(store, judged)
-            for mode in ("keyword", "hybrid"):
-                started = time.perf_counter()
-                result = run_config(store, settings, embedder, judged, qrels, mode, mode,
-                                    DEFAULT_FUSION)
-                row = {"budget": budget, "cap": cap, "mode": mode,
-                       "ndcg10": round(result.ndcg10, 4), "recall100": round(result.recall100, 4),
-                       "work_mean": round(statistics.mean(work)),
-                       "work_p95": round(percentile(work, 95)),
-                       "p50_ms": round(result.p50_ms, 1), "p95_ms": round(result.p95_ms, 1),
-                       "seconds": round(time.perf_counter() - started, 1)}
-                out["runs"].append(row)
-                print(json.dumps(row), flush=True)
+            started = time.perf_counter()
+            result = run_config(store, settings, embedder, judged, qrels, mode, mode,
+                                DEFAULT_FUSION)
+            row = {"budget": budget, "cap": cap, "mode": mode, "keyword_scored": scored,
+                   "ndcg10": round(result.ndcg10, 4), "recall100": round(result.recall100, 4),
+                   "work_mean": round(statistics.mean(work)),
+                   "work_p95": round(percentile(work, 95)),
+                   "p50_ms": round(result.p50_ms, 1), "p95_ms": round(result.p95_ms, 1),
+                   "seconds": round(time.perf_counter() - started, 1)}
+            out["runs"].append(row)
+            print(json.dumps(row), flush=True)
     finally:
         store.close()
     (args.workdir / "results.json").write_text(json.dumps(out, indent=2))

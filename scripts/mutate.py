@@ -181,6 +181,9 @@ EQUIVALENT: dict[str, dict[str, str]] = {
             "the default of `cut` is never used: its one caller (snippet) always passes it",
         "papersift.search.highlight.xǁHighlighterǁ__init____mutmut_25":
             "the pattern is compiled IGNORECASE: [IY] matches what [iy] does",
+        "papersift.search.highlight.xǁHighlighterǁmark__mutmut_6":
+            "the spans a caller passes are the ones _spans finds in the same text (snippet's"
+            " window): finding them again costs time, not a different mark",
     },
     "readers": {
         **{f"papersift.readers.accounts.x_log_in__mutmut_{n}":

@@ -11,7 +11,6 @@ from papersift.ingest.stage import add_records
 from papersift.search import keyword as kw
 from papersift.search.hybrid import feedback_vector
 from papersift.search.keyword import parse_query, plan_keywords
-from papersift.search.service import search
 from papersift.settings import Settings
 from papersift.store import KeywordQuery, Store, Term
 from papersift.store.sqlite.search import fts_expression
@@ -154,22 +153,6 @@ def test_plain_words_past_the_budget_lose_their_most_common(big: Store,
     assert 1 < len(kept) < 40 and sum(docs(kept)) <= 300 and keywords.work <= 300
     dropped = sorted(set(WORDS[:40]) - set(kept))
     assert min(docs(dropped)) >= max(docs(kept))  # the most common went
-    # A share of the budget (hybrid search's) keeps fewer of the same words.
-    halved = plan_keywords(big.search, parse_query(" ".join(WORDS[:40])), share=0.5)
-    kept_by_half = [t.text for t in halved.query.terms]
-    assert set(kept_by_half) < set(kept) and halved.work <= 150 < keywords.work
-
-
-def test_hybrid_search_plans_its_keyword_side_with_its_share(
-        big: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(kw, "WORK_CAP", 2500)
-    query = " OR ".join(WORDS[::25])  # written: ~1,800 postings, between the two caps
-    assert kw.HYBRID_SHARE * 2500 < plan(big, query).work <= 2500
-    alone = keyword(big, settings, query)
-    hybrid = search(big, settings, query, mode="hybrid")  # no vectors here: keyword side only
-    assert not any("only the newest" in n for n in alone.notes)
-    assert any("only the newest" in n for n in hybrid.notes), hybrid.notes
-    assert hybrid.hits
 
 
 def test_feedback_moves_the_query_toward_the_best_fused_papers() -> None:

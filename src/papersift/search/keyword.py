@@ -20,11 +20,6 @@ MAX_WEIGHT = 3          # a word repeated more often than this counts this many 
 # scored part shrinks when fewer papers are searched (docs/benchmark-log.md, issue 17).
 POSTINGS_BUDGET = 8000  # plain words: past this the most common ones are left out of the ranking
 WORK_CAP = 30_000       # any query: past this it is simplified, then only the newest papers searched
-# Hybrid search's keyword side gets this share of both: the semantic side finds what the
-# common words it leaves out would have found. Among 98,752 arXiv papers, SciFact's hybrid
-# nDCG@10 moved 0.7238 -> 0.7201 at half the keyword work, where keyword search alone lost
-# 0.011 (benchmarks/bench_search_scale.py, docs/benchmark-log.md).
-HYBRID_SHARE = 0.5
 SCAN_RATIO = 30         # postings read per scored posting's worth of work
 PREFIX_SCAN_RATIO = 2   # the same for the postings of a prefix's words, merged into one list
 MIN_PREFIX = 3          # letters a prefix* needs; shorter ones are searched as the word itself
@@ -227,36 +222,26 @@ def _index_tokens(search: SearchStore, words: list[str]) -> list[list[str]]:
     return [found[w] or [] for w in words]
 
 
-@dataclass(frozen=True)
-class _Limits:
-    budget: int  # POSTINGS_BUDGET's share
-    cap: int     # WORK_CAP's share
-
-
-def plan_keywords(search: SearchStore, parsed: ParsedQuery, rank: bool = True,
-                  share: float = 1.0) -> KeywordPlan:
-    """The keyword query for a parsed query, its work capped at `share` x WORK_CAP.
+def plan_keywords(search: SearchStore, parsed: ParsedQuery, rank: bool = True) -> KeywordPlan:
+    """The keyword query for a parsed query, its work capped at WORK_CAP.
 
     Plain words are ranked (OR) on the meaningful ones, each counted as often as the query
-    repeats it, up to `share` x POSTINGS_BUDGET; a query with operators, phrases or prefixes
-    is run as written. With `rank` False (semantic search) only the stems to highlight are
-    found. Hybrid search plans with `share` HYBRID_SHARE."""
+    repeats it; a query with operators, phrases or prefixes is run as written. With `rank`
+    False (semantic search) only the stems to highlight are found."""
     if not parsed.terms:
         return KeywordPlan(None)
     if not rank:
         words = list(dict.fromkeys(t.text.lower() for t in parsed.terms
                                    if t.text.lower() not in STOPWORDS))
         return KeywordPlan(None, [tok for toks in _index_tokens(search, words) for tok in toks])
-    limits = _Limits(round(POSTINGS_BUDGET * share), round(WORK_CAP * share))
     if parsed.explicit:
-        return _as_written(search, parsed, limits)
-    return _ranked_words(search, parsed.terms, parsed.notes, limits)
+        return _as_written(search, parsed)
+    return _ranked_words(search, parsed.terms, parsed.notes)
 
 
-def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str], limits: _Limits,
-                  ) -> KeywordPlan:
+def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str]) -> KeywordPlan:
     """OR of the distinct meaningful words (stop words out), weighted by their repeats; the
-    most common are left out past the budget (they move the ranking least: low idf)."""
+    most common are left out past POSTINGS_BUDGET (they move the ranking least: low idf)."""
     content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
     words = list(dict.fromkeys(t.text.lower() for t in content))
     tokens = dict(zip(words, _index_tokens(search, words), strict=True))
@@ -273,7 +258,7 @@ def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str], limi
     for docs, key in costed:
         weight = min(len(groups[key]), MAX_WEIGHT)
         spent = sum(c.scored for c in costs)
-        if kept and (spent + docs * weight > limits.budget or len(kept) >= MAX_WORDS):
+        if kept and (spent + docs * weight > POSTINGS_BUDGET or len(kept) >= MAX_WORDS):
             break
         kept.append(Term(groups[key][0].text, weight=weight))
         costs.append(_Cost(docs * weight, docs * weight // SCAN_RATIO))
@@ -283,13 +268,13 @@ def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str], limi
         return KeywordPlan(None)
     total = _Cost(sum(c.scored for c in costs), sum(c.fixed for c in costs))
     return _capped(KeywordQuery(kept, "OR"), [tok for key in groups for tok in key], total,
-                   None, notes, limits.cap)
+                   None, notes)
 
 
-def _as_written(search: SearchStore, parsed: ParsedQuery, limits: _Limits) -> KeywordPlan:
+def _as_written(search: SearchStore, parsed: ParsedQuery) -> KeywordPlan:
     """The operands and operators as the reader wrote them, joined by AND where none is
     written; stop words joined that way are left out, prefixes too short or too wide are
-    searched as words, and past the cap the most common operands go (each with a note)."""
+    searched as words, and past WORK_CAP the most common operands go (each with a note)."""
     notes = parsed.notes
     items = _without_joined_stopwords(parsed.items)
     words = list(dict.fromkeys(i.text.lower() for i in items if isinstance(i, Term)))
@@ -302,17 +287,17 @@ def _as_written(search: SearchStore, parsed: ParsedQuery, limits: _Limits) -> Ke
         if isinstance(item, Term):
             prefixes += item.prefix
             cost = None if prefixes > MAX_PREFIXES and item.prefix else _operand_cost(
-                search, item, tokens[item.text.lower()], counts, limits.cap)
+                search, item, tokens[item.text.lower()], counts)
             if cost is None:
                 as_words.append(item.text)
                 items[position] = item = Term(item.text)
-                cost = _operand_cost(search, item, tokens[item.text.lower()], counts, limits.cap)
+                cost = _operand_cost(search, item, tokens[item.text.lower()], counts)
             costs[position] = cost
     if as_words:
         notes.append(f"searched as whole words: {', '.join(w + '*' for w in as_words)} (a prefix"
                      f" needs at least {MIN_PREFIX} letters and may not begin too many words;"
                      f" a query may hold {MAX_PREFIXES})")
-    items, costs = _within_fixed_cap(items, costs, notes, limits.cap)
+    items, costs = _within_fixed_cap(items, costs, notes)
     total = _Cost(_scored(items, costs), sum(c.fixed for c in costs.values()))
     relaxed = None
     if not any(isinstance(i, str) for i in items) and len(costs) > 1:
@@ -320,11 +305,11 @@ def _as_written(search: SearchStore, parsed: ParsedQuery, limits: _Limits) -> Ke
         total.scored += sum(c.scored for c in costs.values())
         total.fixed *= 2
     stems = [tok for toks in tokens.values() for tok in toks]
-    return _capped(KeywordQuery(items, "AND"), stems, total, relaxed, notes, limits.cap)
+    return _capped(KeywordQuery(items, "AND"), stems, total, relaxed, notes)
 
 
-def _operand_cost(search: SearchStore, term: Term, tokens: list[str], counts: dict[str, int],
-                  cap: int) -> _Cost | None:
+def _operand_cost(search: SearchStore, term: Term, tokens: list[str], counts: dict[str, int]
+                  ) -> _Cost | None:
     """A word's or phrase's postings from the document counts (a phrase scores at most its
     rarest word's papers and reads all its words'); a prefix's from the words it stands for,
     None when it is too short or stands for too many."""
@@ -336,7 +321,7 @@ def _operand_cost(search: SearchStore, term: Term, tokens: list[str], counts: di
         if len(expansions) > MAX_EXPANSIONS:
             return None
         postings = sum(expansions.values())
-        if postings // PREFIX_SCAN_RATIO > cap // 2:
+        if postings // PREFIX_SCAN_RATIO > WORK_CAP // 2:
             return None  # merging its lists alone would take half the cap
         return _Cost(postings, postings // PREFIX_SCAN_RATIO)
     docs = [counts.get(tok, 0) for tok in tokens] or [0]
@@ -344,11 +329,11 @@ def _operand_cost(search: SearchStore, term: Term, tokens: list[str], counts: di
 
 
 def _within_fixed_cap(items: list[Term | str], costs: dict[int, _Cost], notes: list[str],
-                      cap: int) -> tuple[list[Term | str], dict[int, _Cost]]:
+                      ) -> tuple[list[Term | str], dict[int, _Cost]]:
     """Leaves out the operands with the longest lists while reading them alone (which no
     window shortens) would take more than half the cap: a chain of the commonest words."""
     left_out: list[str] = []
-    while len(costs) > 1 and sum(c.fixed for c in costs.values()) > cap // 2:
+    while len(costs) > 1 and sum(c.fixed for c in costs.values()) > WORK_CAP // 2:
         worst = max(costs, key=lambda pos: costs[pos].fixed)
         left_out.append(_written(items[worst]))
         items = [*items[:worst], None, *items[worst + 1:]]  # type: ignore[list-item]
@@ -397,12 +382,12 @@ def _scored(items: list[Term | str], costs: dict[int, _Cost]) -> int:
 
 
 def _capped(query: KeywordQuery, stems: list[str], cost: _Cost, relaxed: KeywordQuery | None,
-            notes: list[str], cap: int) -> KeywordPlan:
-    """The plan, searching only the newest papers if that is what keeps it within `cap`."""
+            notes: list[str]) -> KeywordPlan:
+    """The plan, searching only the newest papers if that is what keeps it within WORK_CAP."""
     work = cost.scored + cost.fixed
-    if work <= cap or cost.scored == 0:
+    if work <= WORK_CAP or cost.scored == 0:
         return KeywordPlan(query, stems, work, relaxed)
-    share = max(cap - cost.fixed, 0) / cost.scored
+    share = max(WORK_CAP - cost.fixed, 0) / cost.scored
     for each in (query, relaxed):
         if each is not None:
             each.newest_share = share

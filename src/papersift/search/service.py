@@ -21,7 +21,6 @@ from papersift.search.hybrid import (
     score_fusion,
 )
 from papersift.search.keyword import (
-    HYBRID_SHARE,
     KeywordPlan,
     ParsedQuery,
     QueryError,
@@ -37,9 +36,9 @@ MAX_LIMIT = 100
 MAX_OFFSET = 1000
 SNIPPET_WORDS = 40
 # Keyword matches hybrid search takes (their bm25 scores semantic candidates too). Returning
-# and sorting them costs per row: among 98,752 arXiv papers SciFact's hybrid nDCG@10 was
-# 0.7201 with 1,000, 0.7197 with 300 and 0.7160 with 100; 1,000 cost 2 ms more a query than
-# 100 at a million papers (docs/benchmark-log.md).
+# and sorting them costs per row, about 2 ms a query more for 1,000 than for 100 at a million
+# papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
+# 98,752 arXiv papers, 0.7423 / 0.7423 alone (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
 _SPACE = re.compile(r"\s+")
 
@@ -112,7 +111,7 @@ def search(
     if offset > MAX_OFFSET:
         results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
         return _finish(results, started)
-    plan = _plan(store, query, category, since, until, topic, mode)
+    plan = _plan(store, query, category, since, until, topic, keyword_side=mode != "semantic")
     results.notes = list(plan.parsed.notes)
     pool = max(fusion.pool, offset + limit)
     try:
@@ -142,7 +141,7 @@ def _finish(results: SearchResults, started: float) -> SearchResults:
 
 
 def _plan(store: Store, query: str, category: str | None, since: str | None,
-          until: str | None, topic: str | None, mode: str) -> _Plan:
+          until: str | None, topic: str | None, keyword_side: bool = True) -> _Plan:
     parsed = parse_query(query if isinstance(query, str) else "")
     filters = parsed.filters
     if category:
@@ -150,8 +149,7 @@ def _plan(store: Store, query: str, category: str | None, since: str | None,
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    keywords = plan_keywords(store.search, parsed, rank=mode != "semantic",
-                             share=HYBRID_SHARE if mode == "hybrid" else 1.0)
+    keywords = plan_keywords(store.search, parsed, rank=keyword_side)
     return _Plan(parsed, filters, keywords, Highlighter(keywords.stems))
 
 
