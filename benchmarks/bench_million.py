@@ -15,7 +15,7 @@ half of d's, d's authors, b's categories, an id of its own (yymm 2001-2412, numb
 no real id in the data is there) and a day in the id's month.
 
 The vectors: the recent papers have their real all-MiniLM-L6-v2 vectors (/work/cache, made
-by `papersift embed`); embedding 900,000 more abstracts would take days on two cores, so the
+by `papersift embed` and benchmarks/export_vectors.py); embedding 900,000 more abstracts would take days on two cores, so the
 others are derived from real ones: an older cs paper's (and the ten recent ones without a cached vector) is 0.6 u + 0.4 v + noise (u, v real
 vectors of recent papers of its primary category), a synthetic paper's is 0.6 x_b + 0.4 x_d,
 each normalised. They go in through the real embed stage (`Embed`, with --backfill on

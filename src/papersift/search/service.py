@@ -38,7 +38,7 @@ SNIPPET_WORDS = 40
 # Keyword matches hybrid search takes (their bm25 scores semantic candidates too). Returning
 # and sorting them costs per row, about 2 ms a query more for 1,000 than for 100 at a million
 # papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
-# 98,752 arXiv papers, 0.7423 / 0.7423 alone (benchmarks/bench_search_scale.py).
+# 98,752 arXiv papers; 0.7423 alone with 1,000 or 300 (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
 _SPACE = re.compile(r"\s+")
 
