@@ -15,7 +15,8 @@ half of d's, d's authors, b's categories, an id of its own (yymm 2001-2412, numb
 no real id in the data is there) and a day in the id's month.
 
 The vectors: the recent papers have their real all-MiniLM-L6-v2 vectors (/work/cache, made
-by `papersift embed` and benchmarks/export_vectors.py); embedding 900,000 more abstracts would take days on two cores, so the
+by `papersift embed` and benchmarks/export_vectors.py); embedding 900,000 more abstracts
+would take days on two cores, so the
 others are derived from real ones: an older cs paper's (and the ten recent ones without a cached vector) is 0.6 u + 0.4 v + noise (u, v real
 vectors of recent papers of its primary category), a synthetic paper's is 0.6 x_b + 0.4 x_d,
 each normalised. They go in through the real embed stage (`Embed`, with --backfill on
@@ -203,9 +204,10 @@ class LookupEmbedder:
         return np.asarray(self.vectors[[self.by_hash[text_hash(t)] for t in texts]], np.float32)
 
 
-def lookup_embedder(store: Any, workdir: Path) -> LookupEmbedder:
-    vectors = np.load(workdir / "vectors.npy", mmap_mode="r")
-    row_of = {pid: i for i, pid in enumerate(json.loads((workdir / "ids.json").read_text()))}
+def lookup_embedder(store: Any, vectors_file: Path, ids_file: Path) -> LookupEmbedder:
+    """The stored papers' vectors in `vectors_file` (row i: the paper ids_file[i]), by text."""
+    vectors = np.load(vectors_file, mmap_mode="r")
+    row_of = {pid: i for i, pid in enumerate(json.loads(ids_file.read_text()))}
     by_hash = {}
     for batch in store.embeddings.iter_embedding_inputs(MODEL, batch=20_000):
         for pid, title, abstract, _ in batch:
@@ -245,7 +247,8 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                             "counts": report.counts, "load": load_average()}
         log(f"ingest: {result['ingest']}")
         analyze(store)
-        embedder = lookup_embedder(store, args.workdir)
+        embedder = lookup_embedder(store, args.workdir / "vectors.npy",
+                                   args.workdir / "ids.json")
         report = Embed(embedder=embedder, backfill=args.backend == "postgresql").run(
             store, settings, show)
         index = report.details["index"]

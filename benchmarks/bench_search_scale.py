@@ -14,9 +14,9 @@ corpus only, so a distractor ranked above a relevant abstract costs nDCG, as it 
 
 Each budget is POSTINGS_BUDGET:WORK_CAP (search/keyword.py), set for the run; the first is the
 baseline. Then, at the first budget, hybrid search with each number of keyword matches it
-takes (KEYWORD_SCORED, search/service.py). Reported per budget and mode: nDCG@10, recall@100, the plans' postings (mean, p95)
-and the single-client latency of the queries (p50, p95; query vectors cached after the first
-budget, so that the budgets differ only in their keyword work).
+takes (KEYWORD_SCORED, search/service.py). Reported per run: nDCG@10, recall@100, the plans'
+postings (mean, p95) and the single-client latency of the queries (p50, p95; query vectors
+cached after the first run, so that the runs differ only in their keyword work).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 
 from papersift.ingest.stage import Ingest, add_records
 from papersift.search import keyword, service
-from papersift.search.embed import default_embedder, embedding_text, text_hash
+from papersift.search.embed import default_embedder, text_hash
 from papersift.search.evaluate import read_corpus, read_qrels, read_queries, run_config
 from papersift.search.hybrid import DEFAULT_FUSION
 from papersift.search.keyword import parse_query, plan_keywords
@@ -42,26 +42,26 @@ from papersift.settings import load_settings
 from papersift.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_million import CACHE, MODEL, RECENT  # noqa: E402
+from bench_million import CACHE, MODEL, RECENT, LookupEmbedder, lookup_embedder  # noqa: E402
 from bench_search_relevance import SCIFACT, CachedEmbedder  # noqa: E402
 
 
 class KnownOrModel:
     """The recent papers' stored vectors, looked up by text; anything else by the real model."""
 
-    def __init__(self, model, by_hash: dict[str, int], vectors: np.ndarray) -> None:  # noqa: ANN001
-        self.model, self.by_hash, self.vectors = model, by_hash, vectors
+    def __init__(self, model, known: LookupEmbedder) -> None:  # noqa: ANN001
+        self.model, self.known = model, known
         self.model_id, self.dim = model.model_id, model.dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        rows = [self.by_hash.get(text_hash(t)) for t in texts]
+        rows = [self.known.by_hash.get(text_hash(t)) for t in texts]
         fresh = [i for i, row in enumerate(rows) if row is None]
         if fresh:
             out[fresh] = self.model.embed([texts[i] for i in fresh])
         known = [i for i, row in enumerate(rows) if row is not None]
         if known:
-            out[known] = self.vectors[[rows[i] for i in known]]
+            out[known] = self.known.vectors[[rows[i] for i in known]]
         return out
 
 
@@ -69,18 +69,12 @@ def build(workdir: Path):  # noqa: ANN201
     settings = load_settings(data_dir=str(workdir / "sqlite"), threads=2)
     model = default_embedder(settings)
     assert model.model_id == MODEL, model.model_id
-    vectors = np.load(CACHE / "recent-embeddings.npy", mmap_mode="r")
-    row_of = {pid: i for i, pid in enumerate(json.loads((CACHE / "recent-ids.json").read_text()))}
     store = open_store(settings)
     if store.papers.count_papers(include_duplicates=True) == 0:
         Ingest([f"file:{RECENT}"]).run(store, settings)  # first: an empty store bulk-loads
         add_records(store, list(read_corpus(SCIFACT / "corpus.jsonl.gz")))
-    by_hash = {}
-    for batch in store.embeddings.iter_embedding_inputs(MODEL, batch=20_000):
-        for pid, title, abstract, _ in batch:
-            if pid in row_of:
-                by_hash[text_hash(embedding_text(title, abstract))] = row_of[pid]
-    Embed(embedder=KnownOrModel(model, by_hash, vectors)).run(store, settings)
+    known = lookup_embedder(store, CACHE / "recent-embeddings.npy", CACHE / "recent-ids.json")
+    Embed(embedder=KnownOrModel(model, known)).run(store, settings)
     return store, settings, model
 
 
