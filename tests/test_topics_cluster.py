@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from papersift.topics import cluster as cluster_module
-from papersift.topics.cluster import neighbours, normalize, smooth
+from papersift.topics.cluster import exact_block, needs_graph, neighbours, normalize, smooth
 
 
 def clustered(n: int, dim: int = 24, groups: int = 12, seed: int = 3) -> np.ndarray:
@@ -29,9 +29,31 @@ def test_exact_neighbours_leave_the_paper_itself_out() -> None:
     assert [set(row) for row in found] == exact_top(corpus, 10)
 
 
+def test_a_days_papers_are_compared_exactly_however_large_the_corpus() -> None:
+    assert not needs_graph(2_000, 1_000_000)       # a day's papers: exact
+    assert not needs_graph(2_000, 2_700_000)
+    assert needs_graph(25_000, 1_000_000)          # a month's backfill: the graph
+    assert needs_graph(98_742, 98_742)             # a build of the recent corpus: the graph
+    assert not needs_graph(20_000, 20_000)         # a small build: exact
+
+
+def test_exact_blocks_shrink_with_the_corpus_and_change_no_neighbour(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert exact_block(98_742) == 256
+    assert exact_block(1_000_000) == 64
+    assert all(256 % exact_block(n) == 0 for n in (1, 300_000, 2_700_000, 10**9))
+    corpus = clustered(3000)
+    whole = neighbours(corpus, np.arange(3000), k=10)
+    monkeypatch.setattr(cluster_module, "_BLOCK_CELLS", 8 * 3000)  # 8 rows per product
+    assert exact_block(3000) == 8
+    assert np.array_equal(neighbours(corpus, np.arange(3000), k=10), whole)
+    assert [set(row) for row in whole] == exact_top(corpus, 10)
+
+
 def test_hnsw_neighbours_find_nearly_all_exact_ones(monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = clustered(3000)
     monkeypatch.setattr(cluster_module, "_EXACT_PAIRS", 0)  # force the HNSW graph
+    monkeypatch.setattr(cluster_module, "_GRAPH_ROWS", 0)
     found = neighbours(corpus, np.arange(3000), k=10, threads=2)
     assert all(i not in row for i, row in enumerate(found))
     truth = exact_top(corpus, 10)
@@ -46,6 +68,7 @@ def test_an_exact_copy_is_a_neighbour_not_the_paper_itself(
     corpus[7] = corpus[3]
     if force_hnsw:
         monkeypatch.setattr(cluster_module, "_EXACT_PAIRS", 0)
+        monkeypatch.setattr(cluster_module, "_GRAPH_ROWS", 0)
     found = neighbours(corpus, np.array([3, 7]), k=5)
     assert 3 not in found[0] and 7 in found[0]
     assert 7 not in found[1] and 3 in found[1]

@@ -94,6 +94,7 @@ def test_ray_engine_assigns_as_this_process(built, tmp_path: Path, local_ray: ob
                                             graph: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     if graph:  # this process decides, for every chunk: one graph of the corpus, shared
         monkeypatch.setattr(cluster_module, "_EXACT_PAIRS", 0)
+        monkeypatch.setattr(cluster_module, "_GRAPH_ROWS", 0)
     whole = _assign(built, tmp_path, "whole", AssignTopics(engine="local", chunk=16 * CHUNK))[1]
     chunked = _assign(built, tmp_path, "local", AssignTopics(engine="local", chunk=CHUNK))[1]
     report, on_ray = _assign(built, tmp_path, "ray", AssignTopics(engine="ray", chunk=CHUNK))

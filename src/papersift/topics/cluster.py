@@ -13,8 +13,15 @@ from sklearn.cluster import KMeans
 # Below this many query x corpus pairs the exact neighbours are cheap (and deterministic);
 # above it (~22,000 papers) an HNSW graph finds them (98,742 papers: ~20 s instead of minutes).
 _EXACT_PAIRS = 500_000_000
-# Rows whose exact neighbours are computed in one product (a 256 x corpus matrix of cosines).
+# ...but only for more rows than this. Both costs grow with the corpus: exact neighbours take
+# ~21 ms a row among 1,000,000 papers, the graph ~197 s to build (2 threads, M=16), so the
+# graph pays past ~9,000 rows whatever the corpus size (docs/benchmark-log.md, issue 16): a
+# day's new papers are compared exactly, a backfill's through the graph.
+_GRAPH_ROWS = 8_000
+# Rows whose exact neighbours are computed in one product (a 256 x corpus matrix of cosines,
+# fewer rows past _BLOCK_CELLS cells: the matrix and its argpartition's int64 indices).
 EXACT_BLOCK = 256
+_BLOCK_CELLS = 1 << 26
 
 
 @dataclass
@@ -57,7 +64,17 @@ def nearest(vectors: np.ndarray, centroids: np.ndarray, batch: int = 8192
 def needs_graph(n_rows: int, n_corpus: int) -> bool:
     """Whether the neighbours of n_rows papers among n_corpus are found with an HNSW graph
     (else exactly)."""
-    return n_rows * n_corpus > _EXACT_PAIRS
+    return n_rows > _GRAPH_ROWS and n_rows * n_corpus > _EXACT_PAIRS
+
+
+def exact_block(n_corpus: int) -> int:
+    """Rows per product of exact neighbours: 256, halved while the product's cells exceed
+    _BLOCK_CELLS (a million papers: 64 rows, 256 MB of cosines instead of 1 GB). Always a
+    divisor of EXACT_BLOCK, so chunks of its multiples still cut the rows where one run would."""
+    block = EXACT_BLOCK
+    while block > 1 and block * n_corpus > _BLOCK_CELLS:
+        block //= 2
+    return block
 
 
 def neighbour_graph(corpus: np.ndarray, seed: int = 0, threads: int = 1) -> hnswlib.Index:
@@ -77,9 +94,9 @@ def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, thre
     vector excluded. corpus holds unit vectors.
 
     Exact when that is cheap, else through `graph` (built here when not given). A row's
-    neighbours do not depend on the other rows asked with it (exact rows go 256 at a time
-    from the first: asking in chunks of multiples of 256 gives the same bits), so the papers
-    may be split into chunks computed apart, given one graph.
+    neighbours do not depend on the other rows asked with it (exact rows go exact_block(n) at
+    a time from the first: asking in chunks of multiples of 256 gives the same bits), so the
+    papers may be split into chunks computed apart, given one graph.
     """
     n = len(corpus)
     k = min(k, n - 1)
@@ -87,12 +104,13 @@ def neighbours(corpus: np.ndarray, rows: np.ndarray, k: int, seed: int = 0, thre
         return np.zeros((len(rows), 0), dtype=np.int64)
     if graph is None and not needs_graph(len(rows), n):
         found = np.empty((len(rows), k + 1), dtype=np.int64)
-        for start in range(0, len(rows), EXACT_BLOCK):
-            block = rows[start:start + EXACT_BLOCK]
+        step = exact_block(n)
+        for start in range(0, len(rows), step):
+            block = rows[start:start + step]
             sims = corpus[block] @ corpus.T
             top = np.argpartition(sims, n - k - 1, axis=1)[:, n - k - 1:]
             order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1, kind="stable")
-            found[start:start + EXACT_BLOCK] = np.take_along_axis(top, order, axis=1)
+            found[start:start + step] = np.take_along_axis(top, order, axis=1)
     else:
         graph = graph if graph is not None else neighbour_graph(corpus, seed, threads)
         graph.set_num_threads(max(1, threads))  # each query is answered alone: same answers
