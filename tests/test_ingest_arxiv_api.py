@@ -7,8 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import UTC, date, datetime, timedelta
-from email.utils import format_datetime
+from datetime import date, timedelta
 
 import httpx
 import pytest
@@ -17,7 +16,6 @@ from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord, Skipped, SourceError
 from papersift.settings import load_settings
 from papersift.sources import SourceOptions, open_source
-from papersift.sources.http import retry_after_seconds
 from tests.conftest import shared_file, shared_format
 from tests.upstream import Fault, Upstream, closed_port, make_paper, make_papers, shared_papers
 
@@ -213,14 +211,6 @@ def test_malformed_entries_are_skipped_with_their_place_and_the_run_continues() 
     assert "missing title" in skipped[0].reason
     assert "invalid <published> date 'yesterday'" in skipped[1].reason
     assert "not an arXiv id" in skipped[2].reason
-
-
-def test_retry_after_accepts_seconds_and_http_dates_and_is_capped() -> None:
-    assert retry_after_seconds("7") == 7
-    soon = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    assert 25 <= retry_after_seconds(soon) <= 30
-    assert retry_after_seconds("86400") == 300
-    assert retry_after_seconds("soon") is None and retry_after_seconds(None) is None
 
 
 # --------------------------------------------------------------------- politeness

@@ -64,11 +64,14 @@ def test_llm_outage_keeps_key_phrase_labels_and_is_retried_later(store, settings
     BuildTopics(params=PARAMS).run(store, settings)
     with OpenAIServer() as server:
         server.chat_handler = lambda request: "Some topic name"
-        server.faults.extend(Fault(status=500) for _ in range(8))
+        server.faults.extend(Fault(status=500) for _ in range(6))
         named = settings.replace(llm_url=server.url, llm_model="m1", http_retries=1,
                                  llm_concurrency=1)
         counts = name_topics(store, named)
         assert counts["failed"] == 4 and counts["named"] == 0
+        # Three topics failed in a row (two attempts each): the fourth is not asked.
+        assert len(server.requests) == 6
+        assert counts["errors"][-1] == "failed: not asked, the endpoint looks down"
         assert all(t["label"] == t["key_label"] for t in store.topics.list_topics())
         counts = name_topics(store, named)  # faults used up: now it works, nothing was cached
         assert counts["named"] == 4 and counts["duplicates"] == 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-import time
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from papersift.errors import PapersiftError, UsageError
 from papersift.plugins import EmbedderPlugin, Plugins, plugins
+from papersift.retries import SERVICE_BACKOFF, BadReply, GaveUp, Refused, post_json
 from papersift.search.onnx_encoder import OnnxEncoder, normalize
 from papersift.search.onnx_export import MODEL_NAME, ensure_exported
 from papersift.settings import Settings
@@ -123,7 +123,8 @@ class SentenceTransformersEmbedder:
 
 
 class OpenAIEmbedder:
-    """Any OpenAI-compatible POST {embed_url}/embeddings; retried with backoff on 429/5xx/timeouts."""
+    """Any OpenAI-compatible POST {embed_url}/embeddings; retried as papersift.retries.post_json
+    retries (http_retries times)."""
 
     def __init__(self, settings: Settings, client: httpx.Client | None = None) -> None:
         if not settings.embed_url:
@@ -147,49 +148,27 @@ class OpenAIEmbedder:
         return matrix
 
     def _batch(self, texts: list[str]) -> np.ndarray:
-        body = {"model": self.model, "input": texts}
-        delay, last_error = 0.5, ""
-        for attempt in range(self.retries + 1):
-            wait = delay
-            try:
-                response = self.client.post(self.url, json=body)
-            except httpx.HTTPError as exc:
-                last_error = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return self._parse(response, len(texts))
-                    except EmbedderError as exc:  # a broken body is retried like a 5xx
-                        last_error = str(exc)
-                else:
-                    last_error = f"HTTP {response.status_code}: {response.text[:200]}"
-                    if response.status_code != 429 and response.status_code < 500:
-                        raise EmbedderError(f"{self.url} refused the request: {last_error}")
-                    wait = _retry_after(response, delay)
-            if attempt < self.retries:
-                time.sleep(wait)
-                delay = min(delay * 2, 10.0)
-        raise EmbedderError(f"{self.url} failed after {self.retries + 1} attempts: {last_error}")
+        try:
+            return post_json(self.client, self.url, {"model": self.model, "input": texts},
+                             lambda response: self._parse(response, len(texts)),
+                             attempts=self.retries + 1, backoff=SERVICE_BACKOFF)
+        except Refused as exc:
+            raise EmbedderError(f"{self.url} refused the request: {exc}") from None
+        except GaveUp as exc:
+            raise EmbedderError(
+                f"{self.url} failed after {exc.attempts} attempts: {exc.last}") from None
 
     def _parse(self, response: httpx.Response, expected: int) -> np.ndarray:
+        """The vectors of a 200 answer, in the order of the texts (BadReply: tried again)."""
         try:
             data = response.json()["data"]
             rows = sorted(data, key=lambda item: item.get("index", 0))
             matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
         except (ValueError, KeyError, TypeError, httpx.HTTPError) as exc:
-            raise EmbedderError(f"{self.url} sent an unreadable embeddings response: {exc}") from None
+            raise BadReply(f"unreadable embeddings ({exc})") from None
         if matrix.ndim != 2 or matrix.shape[0] != expected:
-            raise EmbedderError(
-                f"{self.url} returned {matrix.shape[0] if matrix.ndim else 0} vectors for {expected} texts")
+            raise BadReply(f"{matrix.shape[0] if matrix.ndim else 0} vectors for {expected} texts")
         return matrix
-
-
-def _retry_after(response: httpx.Response, default: float) -> float:
-    """The server's Retry-After (seconds) if it sent a sane one, else our own backoff."""
-    try:
-        return min(max(float(response.headers.get("Retry-After", "")), 0.0), 60.0)
-    except ValueError:
-        return default
 
 
 _cache: dict[tuple, Embedder] = {}

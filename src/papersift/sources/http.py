@@ -9,8 +9,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -18,6 +16,7 @@ import httpx
 
 from papersift import __version__
 from papersift.records import SourceError
+from papersift.retries import backoff_seconds, retry_after_seconds
 from papersift.settings import Settings
 
 T = TypeVar("T")
@@ -27,7 +26,6 @@ OFFLINE_HINT = (
     "no network? To ingest the local snapshot instead run: "
     "papersift ingest file:../shared/data/arxiv-2025-2026.jsonl.gz"
 )
-_BACKOFF_CAP = 60.0  # seconds: no single backoff wait is longer
 _RETRY_AFTER_CAP = 300.0  # seconds: one answer must not stall a run for hours
 _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504, 520, 522, 524})
 
@@ -114,7 +112,8 @@ class Fetcher:
                 status = response.status_code
                 if status in _RETRYABLE_STATUS:
                     last = f"HTTP {status}"
-                    wait = retry_after_seconds(response.headers.get("Retry-After"))
+                    wait = retry_after_seconds(response.headers.get("Retry-After"),
+                                               cap=_RETRY_AFTER_CAP)
                 elif status >= 400:
                     detail = (error_detail(response) if error_detail else None) or _snippet(response)
                     raise SourceError(f"{shown}: HTTP {status}: {detail}")
@@ -129,7 +128,7 @@ class Fetcher:
                 raise SourceError(
                     f"{shown}: gave up after {attempt + 1} attempts; last: {last}")
             if wait is None:
-                step = min(_BACKOFF_CAP, self.backoff * 2 ** attempt)
+                step = backoff_seconds(self.backoff, attempt)
                 wait = step / 2 + random.uniform(0, step / 2)  # jitter spreads out retries
             attempt += 1
             time.sleep(wait)
@@ -200,24 +199,6 @@ class Fetcher:
             _last_request[host] = max(now, due)
         if due > now:
             time.sleep(due - now)
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds ('120' or an HTTP date), capped; None when absent or unusable."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
 
 
 def _show(url: str, params: Mapping[str, Any] | None) -> str:

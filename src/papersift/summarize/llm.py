@@ -9,13 +9,13 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from papersift.errors import PapersiftError
 from papersift.plugins import Plugins, WriterPlugin
+from papersift.retries import BadReply, GaveUp, Refused, post_json
 from papersift.summarize import gate
 from papersift.summarize.authors import author_naming
 from papersift.summarize.builtin import Summary
@@ -25,7 +25,6 @@ from papersift.summarize.writers import SummarizeError, Written, builtin_written
 # Bump whenever the prompt changes: stored LLM summaries then become stale.
 PROMPT_VERSION = "blurb-v1"
 MAX_ATTEMPTS = 5          # HTTP attempts per request (429/5xx/timeouts/broken bodies)
-MAX_RETRY_AFTER = 60.0    # never sleep longer than this on a server's Retry-After
 MAX_CONSECUTIVE_ERRORS = 3  # papers in a row whose requests failed for good: the endpoint is down
 
 SYSTEM_PROMPT = """You are a science reporter writing for busy researchers. For the paper given,
@@ -105,21 +104,8 @@ class ChatReply:
     completion_tokens: int
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-        except (TypeError, ValueError):
-            return None
-
-
 class ChatClient:
-    """POST {base}/chat/completions with retries and backoff on 429, 5xx, timeouts and broken bodies."""
+    """POST {base}/chat/completions, retried as papersift.retries.post_json retries."""
 
     def __init__(
         self, base_url: str, model: str, api_key: str = "", timeout: float = 60.0,
@@ -142,34 +128,19 @@ class ChatClient:
             self.client.close()
 
     def chat(self, messages: list[dict[str, str]]) -> ChatReply:
-        last_error = "no attempt"
-        for attempt in range(self.max_attempts):
-            wait = self.backoff * (2 ** attempt)
-            try:
-                response = self.client.post(self.url, json={
-                    "model": self.model, "messages": messages, "temperature": 0.2,
-                    "max_tokens": 500,
-                })
-            except httpx.TimeoutException:
-                last_error = "timeout"
-            except httpx.TransportError as exc:
-                last_error = f"transport error: {exc.__class__.__name__}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        return _chat_reply(response.json())
-                    except (json.JSONDecodeError, ReplyError, KeyError, TypeError, IndexError) as exc:
-                        last_error = f"malformed response body ({exc.__class__.__name__})"
-                elif response.status_code == 429 or response.status_code >= 500:
-                    last_error = f"HTTP {response.status_code}"
-                    retry_after = _retry_after(response)
-                    if retry_after is not None:
-                        wait = min(retry_after, MAX_RETRY_AFTER)
-                else:
-                    raise LLMError(f"HTTP {response.status_code}: {_error_message(response)}")
-            if attempt + 1 < self.max_attempts:
-                time.sleep(wait)
-        raise LLMError(f"gave up after {self.max_attempts} attempts: {last_error}")
+        try:
+            return post_json(self.client, self.url, {
+                "model": self.model, "messages": messages, "temperature": 0.2, "max_tokens": 500,
+            }, _read_reply, attempts=self.max_attempts, backoff=self.backoff)
+        except (Refused, GaveUp) as exc:
+            raise LLMError(str(exc)) from None
+
+
+def _read_reply(response: httpx.Response) -> ChatReply:
+    try:
+        return _chat_reply(response.json())
+    except (json.JSONDecodeError, ReplyError, KeyError, TypeError, IndexError) as exc:
+        raise BadReply(exc.__class__.__name__) from None
 
 
 def _chat_reply(body: Any) -> ChatReply:
@@ -179,13 +150,6 @@ def _chat_reply(body: Any) -> ChatReply:
     usage = body.get("usage") or {}
     return ChatReply(content, int(usage.get("prompt_tokens") or 0),
                      int(usage.get("completion_tokens") or 0))
-
-
-def _error_message(response: httpx.Response) -> str:
-    try:
-        return str(response.json()["error"]["message"])[:200]
-    except (ValueError, KeyError, TypeError):
-        return response.text[:200]
 
 
 class LLMWriter:
