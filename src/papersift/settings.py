@@ -52,7 +52,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("http_timeout", float, 30.0,
             "Seconds an upstream request may take: to connect, for each read and for the whole "
             "response (one still arriving then is given up, not retried)."),
-    Setting("http_retries", int, 5, "Retries on 429/5xx/timeouts before a source gives up."),
+    Setting("http_retries", int, 5, "Retries on 429/5xx/timeouts before a source, the embeddings endpoint or the topic namer gives up."),
     Setting("http_backoff", float, 2.0, "First retry wait in seconds; doubles per retry (capped at 60)."),
     Setting("http_max_mb", int, 32,
             "Largest upstream response accepted, in MB after decompression (larger fails the source)."),
