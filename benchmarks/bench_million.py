@@ -31,11 +31,12 @@ Topics: a stand-in build with one topic per primary category (sizes from a few p
 
 The `assign` part (not run by default) times the topics stage's job for --new papers of the
 stored matrix (a day's, a week's): their neighbours among the million, exact or through an
-HNSW graph as the code decides, then the nearest of 300 centroids (stored vectors standing in
-for a build's); everything but reading the matrix (timed once) and writing the assignments. The `build`
-part (not run by default either) plans a first topic build of every stored paper, as
-`papersift topics build` would (default parameters), and writes nothing: the store's reads,
-then the plan's own timings (smoothing, clustering, labelling, mapping) and peak memory.
+HNSW graph as the code decides, then the nearest of 300 centroids (stored vectors standing
+in for a build's); everything but reading the matrix (timed once) and writing the
+assignments. The `build` part (not run by default either) plans a first topic build of
+every stored paper, as `papersift topics build` would (default parameters), and writes
+nothing: the store's reads, then the plan's own timings (smoothing, clustering, labelling,
+mapping) and peak memory.
 """
 
 from __future__ import annotations
