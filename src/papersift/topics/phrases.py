@@ -282,16 +282,26 @@ def doc_terms(texts: Sequence[str], min_df: int = 3) -> DocTerms:
     all_docs, all_codes = [], []
     for start in range(0, len(texts), _CHUNK_DOCS):
         docs, codes = _chunk_codes(texts[start:start + _CHUNK_DOCS], vocab, start)
-        all_docs.append(docs)
+        all_docs.append(docs.astype(np.int32))
         all_codes.append(codes)
-    docs = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int64)
+    # Each (doc, term) pair once: ~200 per abstract, so at a million papers every copy of
+    # these arrays is a gigabyte or more. Each goes as soon as the next step has used it.
+    docs = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int32)
     codes = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
+    del all_docs, all_codes
     unique, inverse, df = np.unique(codes, return_inverse=True, return_counts=True)
+    del codes
     kept = df >= min_df
-    column = np.cumsum(kept) - 1
     mask = kept[inverse]
+    columns = (np.cumsum(kept, dtype=np.int32) - 1)[inverse[mask]]
+    del inverse
+    # The pairs come sorted by doc, then by term (chunk after chunk, each sorted): they are
+    # the matrix's rows as they stand, with no conversion that would sort a copy of them.
+    rows = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(docs[mask], minlength=len(texts)), out=rows[1:])
+    del docs, mask
     matrix = sparse.csr_matrix(
-        (np.ones(int(mask.sum()), dtype=np.float32), (docs[mask], column[inverse[mask]])),
+        (np.ones(len(columns), dtype=np.float32), columns, rows),
         shape=(len(texts), int(kept.sum())),
     )
     return DocTerms(matrix=matrix, terms=[vocab.decode(int(c)) for c in unique[kept]],
