@@ -28,7 +28,7 @@ PAPERSIFT = Path(sys.executable).with_name("papersift")
 # What a terminal-less run may print before it serves: progress lines, result lines and what
 # they list, the store's size.
 _ALLOWED = re.compile(
-    r"^(?:[\w ]+: [\d,]+(?:/[\d,]+)?(?: \([^)]*\))?(?: .*)?|[✓✗–] \w+ .*|  .*|[\d,]+ papers in the "
+    r"^(?:[\w ]+: [\d,]+(?:/[\d,]+)?(?: \([^)]*\))?(?: .*)?|[✓✗–] \w+ .*|– \w+: not run \(.*\)|  .*|[\d,]+ papers in the "
     r"store|exported the embedding model for semantic search \(once\) to .*)$")
 
 

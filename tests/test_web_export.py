@@ -79,7 +79,7 @@ def test_update_reports_every_stage_and_a_dead_source(tmp_path: Path) -> None:
         reports = update(store, settings, sources=["arxiv:cs.LG"],
                          on_progress=lambda progress: seen.append(progress.stage))
         assert every_source_failed(reports) and not reports[0].ok
-        assert [r.stage for r in reports] == ["ingest", "embed", "topics", "summarize"]
+        assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize"]
         assert reports[0].failures[0]["source"] == "arxiv:cs.LG"
         assert all(r.details["not_run"] == "no papers in the store" for r in reports[1:])
         assert "ingest" in seen
@@ -93,18 +93,20 @@ def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
     fixture = tmp_path / "papers.jsonl"
     write_fixture(shared_file("arxiv-2025-2026.jsonl.gz"), fixture, days=1, per_day=60)
     settings = load_settings(environ={}, config=tmp_path / "none.toml",
-                             data_dir=str(tmp_path / "data"), threads=1)
+                             data_dir=str(tmp_path / "data"), threads=1,
+                             keyword_postings_min_papers=0)
     _reuse_exported_model(settings)
     with open_store(settings) as store:
         reports = update(store, settings, sources=[f"file:{fixture}"])
         again = update(store, settings, sources=[f"file:{fixture}"])
         assert store.papers.count_papers() == 61
-    assert [r.stage for r in reports] == ["ingest", "embed", "topics", "summarize"]
+    assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize"]
     for report in reports:  # every stage ran, and ran without an error
         assert report.ok and "not_run" not in report.details, report.as_dict()
     assert reports[0].counts["new"] == 61 and again[0].counts["new"] == 0
-    assert reports[1].counts["embedded"] == 61 and reports[3].counts["written"] == 61
-    assert reports[2].details["action"] == "build" and again[2].details["action"] == "assign"
+    assert reports[1].counts["built"] == 61 and again[1].counts["added"] == 0
+    assert reports[2].counts["embedded"] == 61 and reports[4].counts["written"] == 61
+    assert reports[3].details["action"] == "build" and again[3].details["action"] == "assign"
     assert reports[0].seconds > 0
 
 

@@ -1,4 +1,4 @@
-"""The whole pipeline as a list of stages: ingest the configured sources, embed, group into topics, summarize."""
+"""The whole pipeline as a list of stages: ingest the configured sources, keep the keyword postings, embed, group into topics, summarize."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 
 from papersift.ingest.stage import Ingest
+from papersift.search.keywords_stage import Keywords
 from papersift.search.stage import Embed
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
@@ -24,7 +25,7 @@ def stages(settings: Settings, sources: Sequence[str] | None = None,
     live = any(not spec.startswith("file:") for spec in specs)
     since = date.today() - timedelta(days=max(0, int(settings.since_days)))
     options = SourceOptions(since=since if live else None, limit=limit)
-    return [Ingest(specs, options), Embed(), Topics(), Summarize()]
+    return [Ingest(specs, options), Keywords(), Embed(), Topics(), Summarize()]
 
 
 def update(store: Store, settings: Settings, on_progress: OnProgress = no_progress,

@@ -1,4 +1,4 @@
-"""Commands of the search stage: embed, search, eval search."""
+"""Commands of the search stages: embed, keywords, search, eval search."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from papersift.cli import common
 from papersift.cli.app import app, eval_app
 from papersift.search import Embed, SearchResults, search
 from papersift.search.evaluate import evaluate
+from papersift.search.keywords_stage import Keywords
 
 
 @app.command("embed")
@@ -31,6 +32,19 @@ def embed_command(
     with common.store() as db, common.progress(quiet=as_json) as show:
         report = Embed(update_index=not no_index, engine=engine,
                        backfill=backfill).run(db, common.settings(), show)
+    common.finish(report, as_json)
+
+
+@app.command("keywords")
+def keywords_command(
+    as_json: bool = common.json_option(),
+    rebuild: bool = typer.Option(False, "--rebuild",
+                                 help="Build the postings anew, however few papers changed."),
+) -> None:
+    """Build papersift's own keyword postings, or add new and changed papers to them
+    (SQLite; `papersift update` runs this too)."""
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = Keywords(rebuild=rebuild).run(db, common.settings(), show)
     common.finish(report, as_json)
 
 

@@ -13,7 +13,7 @@ strings. "Live" papers are those that are not linked as a duplicate of another.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -174,6 +174,24 @@ class SearchStore(Protocol):
         """(pk, score, higher is better) of the best live matches, best first; `weights`
         are the field weights (title, abstract, authors). StoreQueryError if the index
         rejects the query."""
+        ...
+
+    def keyword_postings_status(self) -> dict[str, Any] | None:
+        """papersift's own keyword postings, which rank plain words without the engine's
+        per-match cost: {built, papers, tail, behind (papers added or changed since)}, or
+        None where the backend ranks every query in its own index."""
+        ...
+
+    def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
+                               ) -> dict[str, Any]:
+        """Build the postings anew from the keyword index (minutes at a million papers;
+        `on_progress(done, total)` in index entries); they take over when complete, the
+        searches meanwhile use the previous ones. StoreError where they are not kept."""
+        ...
+
+    def update_keyword_postings(self) -> dict[str, int]:
+        """Bring the postings up to date with the papers added or changed since: {added,
+        changed}. StoreError if none are built."""
         ...
 
     def filtered_pks(self, filters: SearchFilters | None) -> set[int]:

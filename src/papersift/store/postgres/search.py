@@ -13,12 +13,18 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import psycopg
 
-from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
+from papersift.store.contracts import (
+    KeywordQuery,
+    SearchFilters,
+    StoreError,
+    StoreQueryError,
+    Term,
+)
 from papersift.store.postgres.db import Concern
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
@@ -240,6 +246,20 @@ class Search(Concern):
             if lexemes:
                 phrases.append("(" + " <-> ".join(quote_lexeme(x) + ":C" for x in lexemes) + ")")
         return " & ".join(phrases) if phrases else None
+
+    # PostgreSQL ranks every query in its GIN index (ts_rank_cd); papersift's own postings
+    # are kept on SQLite only so far (docs/architecture.md, "Keyword postings").
+    def keyword_postings_status(self) -> dict[str, Any] | None:
+        return None
+
+    def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
+                               ) -> dict[str, Any]:
+        raise StoreError("the PostgreSQL store ranks keywords in its own index: it keeps no"
+                         " keyword postings")
+
+    def update_keyword_postings(self) -> dict[str, int]:
+        raise StoreError("the PostgreSQL store ranks keywords in its own index: it keeps no"
+                         " keyword postings")
 
     def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
         where, params = self._filter_sql(filters)

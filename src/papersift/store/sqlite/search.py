@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
 from papersift.store.sqlite.db import Concern, chunks, marks
+from papersift.store.sqlite.postings import KeywordPostings, plain_terms
 
 # Document counts per database and term, with the index size they were read at (see
 # term_doc_counts): shared by every connection of the process.
@@ -57,6 +59,10 @@ def author_expression(authors: Sequence[str]) -> str | None:
 
 class Search(Concern):
     """The keyword index and search filters (contract: SearchStore)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        super().__init__(conn, path)
+        self._postings = KeywordPostings(conn, path)
 
     # ------------------------------------------------------------ term statistics
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
@@ -180,33 +186,71 @@ class Search(Concern):
         filters: SearchFilters | None = None, limit: int = 100,
     ) -> list[tuple[int, float]]:
         """(pk, bm25 score, higher is better) of the best matches, best first."""
+        # FTS5 seeks its posting lists to the first rowid asked for: a window of the newest
+        # rows reads only their share of each list.
+        first = self._newest_from(query.newest_share)
+        terms = plain_terms(query)
+        if terms is not None and (filters is None or filters.is_empty()):
+            # Plain words are ranked on papersift's own postings when they are built: the
+            # same scores, without FTS5 decoding each match (store/sqlite/postings.py).
+            ranked = self._postings.rank(
+                terms, weights, limit, first, self.index_tokens,
+                lambda after: self._fresh(query, weights, first, after, limit))
+            if ranked is not None:
+                return ranked
         match = fts_expression(query)
         authors = author_expression(filters.authors) if filters else None
         if authors:
             match = f"({match}) AND {authors}" if match else authors
-        w_title, w_abstract, w_authors = (float(w) for w in weights)
-        # FTS5 seeks its posting lists to the first rowid asked for: a window of the newest
-        # rows reads only their share of each list.
-        first = self._newest_from(query.newest_share)
         if filters is None or filters == SearchFilters(authors=filters.authors):
-            # No join (authors are in the match): joining papers reads every matching row
-            # (abstract and all) from disk.
-            sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
-                   " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
-                   " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
-                   " ORDER BY score DESC LIMIT ?")
-            params: list[Any] = [w_title, w_abstract, w_authors, match, first, int(limit)]
-        else:
-            where, filter_params = self._filter_sql(filters)
-            sql = ("SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
-                   " JOIN papers p ON p.pk = papers_fts.rowid"
-                   f" WHERE papers_fts MATCH ? AND papers_fts.rowid >= ? AND {where}"
-                   " ORDER BY score DESC LIMIT ?")
-            params = [w_title, w_abstract, w_authors, match, first, *filter_params, int(limit)]
+            return self._ranked(match, weights, first, limit)
+        where, filter_params = self._filter_sql(filters)
+        sql = ("SELECT p.pk, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+               " JOIN papers p ON p.pk = papers_fts.rowid"
+               f" WHERE papers_fts MATCH ? AND papers_fts.rowid >= ? AND {where}"
+               " ORDER BY score DESC LIMIT ?")
+        return self._run(sql, [*weights, match, first, *filter_params, int(limit)])
+
+    def _ranked(self, match: str, weights: Sequence[float], first: int, limit: int
+                ) -> list[tuple[int, float]]:
+        # No join (authors are in the match): joining papers reads every matching row
+        # (abstract and all) from disk.
+        sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+               " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
+               " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
+               " ORDER BY score DESC LIMIT ?")
+        return self._run(sql, [*weights, match, first, int(limit)])
+
+    def _run(self, sql: str, params: list[Any]) -> list[tuple[int, float]]:
+        """(pk, score) rows of a ranking statement whose first three parameters are the
+        field weights."""
+        params[:3] = [float(w) for w in params[:3]]
         try:
             return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
         except sqlite3.OperationalError as exc:
             raise StoreQueryError(str(exc)) from None
+
+    def _fresh(self, query: KeywordQuery, weights: Sequence[float], first: int, after: int,
+               limit: int) -> tuple[list[tuple[int, float]], Callable[[str], int]]:
+        """FTS5's ranking of the papers past `after` (newer than the postings) from `first`
+        on, and a count of a word's papers past `after` (a part of its idf)."""
+        def count(word: str) -> int:
+            return int(self.conn.execute(
+                "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ? AND rowid > ?",
+                (fts_term(Term(word)), after)).fetchone()[0])
+
+        return self._ranked(fts_expression(query), weights, max(first, after + 1), limit), count
+
+    # ------------------------------------------------------------ own postings
+    def keyword_postings_status(self) -> dict[str, Any] | None:
+        return self._postings.status()
+
+    def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
+                               ) -> dict[str, Any]:
+        return self._postings.build(on_progress)
+
+    def update_keyword_postings(self) -> dict[str, int]:
+        return self._postings.update_tail()
 
     def _newest_from(self, share: float) -> int:
         """The first rowid of the newest `share` of the papers (pks grow as papers are added)."""

@@ -1,0 +1,112 @@
+"""BM25 over posting lists a store keeps of its own: FTS5's bm25() arithmetic, in numpy, on whole lists at once."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
+K1 = 1.2
+B = 0.75
+FIELDS = 3          # title, abstract, authors: the columns of the keyword index
+MAX_COUNT = 255     # a field's count of one term is kept in a byte (more is unheard of)
+
+
+@dataclass(frozen=True)
+class Postings:
+    """One term's papers: pks (int64), the term's count in each field ((n, 3) uint8) and each
+    paper's length in tokens (all fields)."""
+
+    pks: np.ndarray
+    counts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Postings:
+        return cls(np.zeros(0, np.int64), np.zeros((0, FIELDS), np.uint8), np.zeros(0, np.int64))
+
+    def __len__(self) -> int:
+        return len(self.pks)
+
+    def without(self, pks: np.ndarray) -> Postings:
+        """These postings but those of the papers in `pks` (sorted)."""
+        if not len(pks) or not len(self.pks):
+            return self
+        keep = ~np.isin(self.pks, pks, assume_unique=False)
+        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+
+    def since(self, first: int) -> Postings:
+        """The postings of papers with pk >= first."""
+        if first <= 0:
+            return self
+        keep = self.pks >= first
+        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+
+    @staticmethod
+    def join(parts: Sequence[Postings]) -> Postings:
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Postings.empty()
+        if len(parts) == 1:
+            return parts[0]
+        return Postings(np.concatenate([p.pks for p in parts]),
+                        np.concatenate([p.counts for p in parts]),
+                        np.concatenate([p.lengths for p in parts]))
+
+
+def pack_counts(counts: np.ndarray) -> bytes:
+    """(n, 3) counts as the bytes a store keeps (saturated at MAX_COUNT)."""
+    return np.minimum(counts, MAX_COUNT).astype(np.uint8).tobytes()
+
+
+def unpack_counts(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.uint8).reshape(-1, FIELDS)
+
+
+def idf(papers: int, docs: int) -> float:
+    """FTS5's idf: log((N - n + 0.5) / (n + 0.5)), and 1e-6 where that is not positive (a term
+    in more than half the papers)."""
+    value = math.log((papers - docs + 0.5) / (docs + 0.5)) if papers > 0 else 0.0
+    return value if value > 0 else 1e-6
+
+
+def bm25(lists: Sequence[tuple[Postings, float]], field_weights: Sequence[float],
+         average_length: float) -> tuple[np.ndarray, np.ndarray]:
+    """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query
+    term's postings with its idf times its weight in the query.
+
+    Each term adds idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), with f
+    the field-weighted count, as bm25() does for each phrase of an FTS5 query."""
+    weights = np.asarray(field_weights, dtype=np.float64)
+    pks: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    for postings, factor in lists:
+        if not len(postings):
+            continue
+        freq = postings.counts @ weights
+        norm = K1 * (1.0 - B + B * postings.lengths / max(average_length, 1e-9))
+        pks.append(postings.pks)
+        scores.append(factor * (freq * (K1 + 1.0)) / (freq + norm))
+    if not pks:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    every = np.concatenate(pks)
+    papers, inverse = np.unique(every, return_inverse=True)
+    # bincount adds in list order, as bm25() adds its phrases in query order.
+    return papers, np.bincount(inverse, weights=np.concatenate(scores), minlength=len(papers))
+
+
+def best_first(pks: np.ndarray, scores: np.ndarray, count: int) -> np.ndarray:
+    """Indices of the `count` best, by score then pk (a stable order for equal scores)."""
+    if count <= 0 or not len(pks):
+        return np.zeros(0, np.int64)
+    if count < len(pks):
+        # Keep every paper tied with the count-th score, then order them all.
+        threshold = np.partition(-scores, count - 1)[count - 1]
+        chosen = np.flatnonzero(-scores <= threshold)
+    else:
+        chosen = np.arange(len(pks))
+    order = np.lexsort((pks[chosen], -scores[chosen]))
+    return chosen[order][:count]

@@ -1,0 +1,218 @@
+"""papersift's own keyword postings rank as FTS5 does, through a build, a tail and papers added since, on real papers."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from papersift.cli.main import app
+from papersift.ingest.stage import Ingest
+from papersift.search.keyword import parse_query, plan_keywords
+from papersift.search.keywords_stage import Keywords
+from papersift.settings import Settings, load_settings
+from papersift.store import KeywordQuery, SearchFilters, Store, StoreError, open_store
+from papersift.store.postings import Postings, best_first, bm25, idf
+from papersift.store.sqlite import postings as sqlite_postings
+from tests.conftest import shared_file
+from tests.store_sql import run_sql
+
+WEIGHTS = (2.0, 1.0, 0.5)  # search's field weights (FusionParams)
+
+
+def real_rows(count: int, skip: int = 0) -> list[dict]:
+    with gzip.open(shared_file("arxiv-2025-2026.jsonl.gz"), "rt", encoding="utf-8") as handle:
+        return [json.loads(line) for line in itertools.islice(handle, skip, skip + count)]
+
+
+def ingest(store: Store, settings: Settings, rows: list[dict], path: Path) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = Ingest([f"file:{path}"]).run(store, settings)
+    assert report.ok, report
+
+
+@pytest.fixture
+def twins(tmp_path: Path) -> tuple[Store, Store, Settings]:
+    """Two stores of the same 2,500 real papers: the first will keep postings, the second
+    ranks with FTS5 alone (the reference)."""
+    settings = load_settings(data_dir=str(tmp_path / "a"), keyword_postings_min_papers=0)
+    own, plain = (open_store(str(tmp_path / name / "papersift.db")) for name in ("a", "b"))
+    rows = real_rows(2500)
+    for store in (own, plain):
+        ingest(store, settings, rows, tmp_path / "first.jsonl")
+    yield own, plain, settings
+    own.close()
+    plain.close()
+
+
+def queries(store: Store) -> list[KeywordQuery]:
+    """Keyword queries as search plans them: titles and abstracts of papers not in the
+    stores (long ones repeat words, so weights > 1 occur), and one-word queries."""
+    texts = [r["title"] for r in real_rows(80, skip=5000)]
+    texts += [r["abstract"][:600] for r in real_rows(20, skip=5100)]
+    texts += ["learning", "diffusion", "transformer", "graph", "quantum"]
+    planned = [plan_keywords(store.search, parse_query(text)).query for text in texts]
+    return [q for q in planned if q is not None]
+
+
+def same(mine: list[tuple[int, float]], theirs: list[tuple[int, float]], label: object) -> None:
+    """The same papers with the same scores, up to the last score (where ties may be cut
+    differently)."""
+    assert len(mine) == len(theirs), label
+    if not theirs:
+        return
+    found = dict(mine)
+    floor = theirs[-1][1]
+    for pk, score in theirs:
+        if score > floor + 1e-9:
+            assert pk in found and found[pk] == pytest.approx(score, rel=1e-9), (label, pk)
+    assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], rel=1e-9), label
+
+
+def assert_same_ranking(own: Store, plain: Store, limit: int = 50) -> int:
+    """Each query's best `limit` are the same on both stores; returns the queries compared."""
+    compared = 0
+    for query in queries(plain):
+        theirs = plain.search.keyword_search(query, WEIGHTS, None, limit)
+        same(own.search.keyword_search(query, WEIGHTS, None, limit), theirs, query)
+        compared += bool(theirs)
+    return compared
+
+
+@pytest.mark.slow
+def test_postings_rank_as_fts5_through_builds_tails_and_new_papers(
+        twins: tuple[Store, Store, Settings], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own, plain, settings = twins
+    ranked = []  # the postings' rankings, to know the comparisons below compare them
+
+    def counted(*args: object, **kwargs: object) -> object:
+        ranked.append(1)
+        return bm25(*args, **kwargs)
+
+    monkeypatch.setattr(sqlite_postings, "bm25", counted)
+    before = Keywords().run(own, settings)
+    assert before.counts["built"] == 2500 and before.details["build"] == 1
+    assert own.search.keyword_postings_status()["built"]
+    assert plain.search.keyword_postings_status() == {
+        "built": False, "papers": 0, "tail": 0, "behind": plain.papers.count_papers()}
+    assert assert_same_ranking(own, plain) >= 90
+    assert len(ranked) >= 90
+
+    # Papers added since the build are ranked by FTS5 until the stage adds them to the tail.
+    added = real_rows(300, skip=2500)
+    # ... and papers whose text changed (a new version), whose built postings are stale.
+    changed = [dict(r, abstract=r["abstract"] + " A graph diffusion transformer for quantum"
+                    " learning, and more learning.", version=(r.get("version") or 1) + 1)
+               for r in real_rows(25, skip=100)]
+    for store in (own, plain):
+        ingest(store, settings, added, tmp_path / "added.jsonl")
+    assert assert_same_ranking(own, plain) >= 90
+    for store in (own, plain):
+        ingest(store, settings, changed, tmp_path / "changed.jsonl")
+    assert own.search.keyword_postings_status()["behind"] == 300 + 25
+    tail = Keywords().run(own, settings.replace(keyword_postings_rebuild_share=0.5))
+    assert (tail.counts["added"], tail.counts["changed"], tail.counts["tail"]) == (300, 25, 325)
+    assert "built" not in tail.counts
+    assert assert_same_ranking(own, plain) >= 90
+
+    # Duplicates are left out, as FTS5's ranking leaves them out.
+    top = plain.search.keyword_search(queries(plain)[0], WEIGHTS, None, 5)
+    for store in (own, plain):
+        run_sql(store, "UPDATE papers SET duplicate_of = '0000.00000' WHERE pk IN (?, ?)",
+                (top[0][0], top[2][0]))
+    assert top[0][0] not in dict(own.search.keyword_search(queries(plain)[0], WEIGHTS, None, 5))
+    assert assert_same_ranking(own, plain) >= 90
+
+    # Past the rebuild share, the stage builds anew and empties the tail.
+    rebuilt = Keywords().run(own, settings.replace(keyword_postings_rebuild_share=0.01))
+    assert rebuilt.details["build"] == 2 and rebuilt.counts["built"] == 2800
+    assert rebuilt.counts["tail"] == 0
+    assert run_sql(own, "SELECT DISTINCT build FROM keyword_postings") == [(2,)]
+    assert assert_same_ranking(own, plain) >= 90
+
+
+@pytest.mark.slow
+def test_what_the_postings_cannot_rank_goes_to_fts5(twins: tuple[Store, Store, Settings]
+                                                    ) -> None:
+    own, plain, settings = twins
+    Keywords().run(own, settings)
+    for text in ['"language model"', "diffus*", "graph NOT neural", "reinforcement AND reward",
+                 "x²-divergence"]:
+        query = plan_keywords(plain.search, parse_query(text)).query
+        same(own.search.keyword_search(query, WEIGHTS, None, 20),
+             plain.search.keyword_search(query, WEIGHTS, None, 20), text)
+    query = plan_keywords(plain.search, parse_query("learning")).query
+    filters = SearchFilters(categories=["cs.LG"], since="2025-06-01")
+    same(own.search.keyword_search(query, WEIGHTS, filters, 20),
+         plain.search.keyword_search(query, WEIGHTS, filters, 20), filters)
+    # Only the newest share of the papers, as the plan asks of a query that matches too much.
+    query.newest_share = 0.3
+    mine = own.search.keyword_search(query, WEIGHTS, None, 30)
+    same(mine, plain.search.keyword_search(query, WEIGHTS, None, 30), query)
+    assert min(pk for pk, _ in mine) >= own.search._newest_from(0.3)
+
+
+@pytest.mark.slow
+def test_a_killed_build_leaves_the_previous_postings_in_use(
+        twins: tuple[Store, Store, Settings]) -> None:
+    own, plain, settings = twins
+    Keywords().run(own, settings)
+
+    def killed(done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        own.search.build_keyword_postings(killed)
+    assert own.search.keyword_postings_status()["build"] == 1
+    assert assert_same_ranking(own, plain) >= 90
+    again = Keywords(rebuild=True).run(own, settings)
+    assert again.details["build"] == 2
+    assert run_sql(own, "SELECT DISTINCT build FROM keyword_postings") == [(2,)]
+
+
+@pytest.mark.slow
+def test_the_stage_waits_for_enough_papers_and_the_command_reports(
+        twins: tuple[Store, Store, Settings], tmp_path: Path) -> None:
+    own, _, settings = twins
+    small = Keywords().run(own, settings.replace(keyword_postings_min_papers=10_000))
+    assert "not_run" in small.details and own.search.keyword_postings_status()["built"] is False
+    with pytest.raises(StoreError, match="no keyword postings"):
+        own.search.update_keyword_postings()
+    runner = CliRunner()
+    env = {"PAPERSIFT_DATA_DIR": str(tmp_path / "a"), "PAPERSIFT_KEYWORD_POSTINGS_MIN_PAPERS": "0"}
+    result = runner.invoke(app, ["keywords", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["counts"]["built"] == 2500 and report["ok"]
+
+
+def test_postgresql_ranks_in_its_own_index(postgres_url: str, settings: Settings) -> None:
+    with open_store(postgres_url) as store:
+        assert store.search.keyword_postings_status() is None
+        report = Keywords().run(store, settings)
+        assert "its own index" in report.details["not_run"]
+        with pytest.raises(StoreError):
+            store.search.build_keyword_postings()
+
+
+def test_bm25_of_lists_follows_fts5s_formula() -> None:
+    import numpy as np
+
+    first = Postings(np.array([3, 7]), np.array([[1, 2, 0], [0, 1, 1]], np.uint8),
+                     np.array([100, 50]))
+    second = Postings(np.array([7]), np.array([[2, 0, 0]], np.uint8), np.array([50]))
+    pks, scores = bm25([(first, 2.0), (second, 1.5)], WEIGHTS, 80.0)
+
+    def part(freq: float, length: int) -> float:
+        return freq * 2.2 / (freq + 1.2 * (0.25 + 0.75 * length / 80.0))
+
+    assert pks.tolist() == [3, 7]
+    assert scores == pytest.approx([2.0 * part(4.0, 100), 2.0 * part(1.5, 50) + 1.5 * part(4.0, 50)])
+    assert idf(1000, 10) == pytest.approx(np.log(990.5 / 10.5))
+    assert idf(1000, 600) == 1e-6  # in most papers: FTS5's floor
+    assert best_first(np.array([5, 4, 9]), np.array([1.0, 2.0, 2.0]), 2).tolist() == [1, 2]
