@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from papersift.cli.main import app
 from papersift.ingest.stage import add_records
 from papersift.search import Embed, search, similar_papers
-from papersift.search.ann import VectorIndex, load_index, update_index
+from papersift.search.ann import SavedVectors, VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
 from papersift.search.neighbours import open_neighbours
 from papersift.settings import Settings
@@ -171,6 +171,7 @@ def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store:
     store.embeddings.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i]) for i in range(300)])
     update_index(store, settings, "test:model")
     index = VectorIndex(settings.paths.vector_index("test:model"))
+    assert index._saved is not None  # vectors read from the file, not through hnswlib
     exact = index.search(vectors[7], 10)
     index._dense = None  # force the graph
     graph = index.search(vectors[7], 10)
@@ -178,6 +179,34 @@ def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store:
     assert exact[0][0] == store.search.pk_of("2504.00007") and exact[0][1] == pytest.approx(1.0, abs=1e-5)
     allowed = {store.search.pk_of(f"2504.{i:05d}") for i in range(0, 300, 3)}
     assert all(pk in allowed for pk, _ in index.search(vectors[7], 10, allowed))
+
+
+def test_vectors_are_read_from_the_saved_file_as_hnswlib_holds_them(tmp_path: Path) -> None:
+    """SavedVectors reads hnswlib's file in place; a changed and a deleted then revived
+    vector read as hnswlib has them, and a file of another layout is not read."""
+    import hnswlib
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(500, 24)).astype(np.float32)
+    index = hnswlib.Index(space="ip", dim=24)
+    index.init_index(max_elements=600, M=8, ef_construction=50, random_seed=1)
+    labels = np.arange(1000, 1500, dtype=np.int64)
+    index.add_items(vectors, labels)
+    index.add_items(vectors[:1] * 2, labels[7:8])  # a changed vector, same label
+    index.mark_deleted(1009)
+    index.unmark_deleted(1009)
+    index.mark_deleted(1011)  # deleted for good: in the file, never asked
+    path = tmp_path / "hnsw.bin"
+    index.save_index(str(path))
+    loaded = hnswlib.Index(space="ip", dim=24)
+    loaded.load_index(str(path))
+    saved = SavedVectors.open(path, loaded, 24, labels[labels != 1011])
+    assert saved is not None
+    asked = labels[[7, 9, 499, 0, 250]]
+    assert np.array_equal(saved.get(asked), loaded.get_items(asked, return_type="numpy"))
+    assert np.array_equal(saved.get(labels[7:8])[0], vectors[0] * 2)
+    path.write_bytes(path.read_bytes()[:5000])  # cut short: not hnswlib's whole file
+    assert SavedVectors.open(path, loaded, 24, labels) is None
 
 
 @pytest.mark.slow
