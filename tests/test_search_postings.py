@@ -159,7 +159,7 @@ def test_what_the_postings_cannot_rank_goes_to_fts5(twins: tuple[Store, Store, S
 
 @pytest.mark.slow
 def test_a_killed_build_leaves_the_previous_postings_in_use(
-        twins: tuple[Store, Store, Settings]) -> None:
+        twins: tuple[Store, Store, Settings], tmp_path: Path) -> None:
     own, plain, settings = twins
     Keywords().run(own, settings)
 
@@ -169,6 +169,24 @@ def test_a_killed_build_leaves_the_previous_postings_in_use(
     with pytest.raises(KeyboardInterrupt):
         own.search.build_keyword_postings(killed)
     assert own.search.keyword_postings_status()["build"] == 1
+
+    # A tail update by another stage during a build: the build does not take over (it would
+    # empty a tail holding changes its snapshot has not seen).
+    changed = [dict(r, abstract="Quantum diffusion of graphs.", version=(r.get("version") or 1) + 1)
+               for r in real_rows(3, skip=10)]
+    ran: list[bool] = []
+
+    def meanwhile(done: int, total: int) -> None:
+        if not ran:
+            ran.append(True)
+            with open_store(str(own.location)) as other:
+                ingest(other, settings, changed, tmp_path / "changed.jsonl")
+                other.search.update_keyword_postings()
+
+    with pytest.raises(StoreError, match="tail changed during the build"):
+        own.search.build_keyword_postings(meanwhile)
+    assert own.search.keyword_postings_status()["build"] == 1
+    ingest(plain, settings, changed, tmp_path / "changed-plain.jsonl")
     assert assert_same_ranking(own, plain) >= 90
     again = Keywords(rebuild=True).run(own, settings)
     assert again.details["build"] == 2

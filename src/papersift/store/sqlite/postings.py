@@ -147,6 +147,7 @@ class KeywordPostings(Concern):
             reader.execute("BEGIN")  # one snapshot: the terms, the entries, the watermark
             since = reader.execute("SELECT coalesce(max(seq), 0) FROM keyword_changed"
                                    ).fetchone()[0]
+            version = reader.execute("SELECT tail_version FROM keyword_index").fetchone()[0]
             watermark = reader.execute("SELECT coalesce(max(pk), 0) FROM papers").fetchone()[0]
             papers = averages(reader)[0]
             lengths, terms = self._write_postings(reader, new, watermark, on_progress)
@@ -154,6 +155,11 @@ class KeywordPostings(Concern):
         finally:
             reader.close()
         with transaction(self.conn):
+            if self.conn.execute("SELECT tail_version FROM keyword_index").fetchone()[0] != version:
+                # Another stage moved changes logged after the snapshot into the tail, which
+                # this build would empty: those papers would keep their old postings.
+                raise StoreError("the keyword postings' tail changed during the build (another"
+                                 " keywords stage ran); build again")
             self.conn.execute(
                 "UPDATE keyword_index SET build = ?, watermark = ?, tail_watermark = ?,"
                 " tail_version = tail_version + 1, papers = ?, lengths = ?, built_at = ?",
