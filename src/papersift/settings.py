@@ -96,8 +96,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("threads", int, 2, "Threads for ONNX Runtime and BLAS (sized on purpose: they fight)."),
     Setting("keyword_postings_min_papers", int, 50_000,
             "Papers from which the keywords stage builds papersift's own keyword postings, "
-            "which rank plain-word queries ~5x faster than FTS5 at a million papers (SQLite; "
-            "below this FTS5 is fast enough; 0: always)."),
+            "which rank plain-word queries several times faster than the database's full-text "
+            "index at a million papers (below this that index is fast enough; 0: always)."),
     Setting("keyword_postings_rebuild_share", float, 0.05,
             "The keywords stage builds the postings anew once the papers added or changed "
             "since the last build pass this share of it (else it adds them to a tail)."),

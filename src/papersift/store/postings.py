@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from papersift.store.contracts import KeywordQuery, Term
+
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
 K1 = 1.2
 B = 0.75
@@ -55,6 +57,19 @@ class Postings:
         return Postings(np.concatenate([p.pks for p in parts]),
                         np.concatenate([p.counts for p in parts]),
                         np.concatenate([p.lengths for p in parts]))
+
+
+def plain_terms(query: KeywordQuery) -> list[Term] | None:
+    """The query's words if the postings can rank it: an OR of plain words (one word alone may
+    be joined by AND); None for phrases, prefixes and written operators."""
+    terms = query.terms
+    if not terms or len(terms) != len(query.items):
+        return None
+    if query.default_operator != "OR" and len(terms) > 1:
+        return None
+    if any(t.phrase or t.prefix for t in terms):
+        return None
+    return terms
 
 
 def pack_counts(counts: np.ndarray) -> bytes:

@@ -21,18 +21,18 @@ import psycopg
 from papersift.store.contracts import (
     KeywordQuery,
     SearchFilters,
-    StoreError,
     StoreQueryError,
     Term,
 )
 from papersift.store.postgres.db import Concern
+from papersift.store.postgres.postings import LENGTH, KeywordPostings
+from papersift.store.postings import plain_terms
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 # FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
 K1, B = 1.2, 0.75
 # A document's length in bytes (FTS5 counts tokens; bytes are proportional enough, and
 # octet_length reads them from the value's header, without decompressing the text).
-_LENGTH = "(octet_length(p.title) + octet_length(p.abstract) + octet_length(p.authors_text))"
 _OPERATORS = ("AND", "OR", "NOT")
 # Document counts per database and term, with the index size they were read at.
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
@@ -109,6 +109,10 @@ def idf(documents: int, matching: int) -> float:
 class Search(Concern):
     """The keyword index and search filters (contract: SearchStore)."""
 
+    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
+        super().__init__(conn, location)
+        self._postings = KeywordPostings(conn, location)
+
     # ------------------------------------------------------------ term statistics
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
         """Each word as the index sees it (diacritics removed, Snowball-stemmed, lower case)."""
@@ -166,12 +170,12 @@ class Search(Concern):
             " LIMIT %s", (prefix, *([after] if after else []), int(limit))))
 
     def _average_length(self) -> float:
-        """The papers' average length (_LENGTH), cached like the document counts."""
+        """The papers' average length (LENGTH), cached like the document counts."""
         generation = self._size() // 2000
         with _COUNTS_LOCK:
             cached = _DOC_COUNTS.setdefault(self.location, {}).get(" length")
         if cached is None or cached[1] != generation:
-            length = float(self.value(f"SELECT coalesce(avg{_LENGTH}, 1) FROM papers p"))
+            length = float(self.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
             cached = (length, generation)  # type: ignore[assignment]
             with _COUNTS_LOCK:
                 _DOC_COUNTS.setdefault(self.location, {})[" length"] = cached  # type: ignore[assignment]
@@ -247,19 +251,16 @@ class Search(Concern):
                 phrases.append("(" + " <-> ".join(quote_lexeme(x) + ":C" for x in lexemes) + ")")
         return " & ".join(phrases) if phrases else None
 
-    # PostgreSQL ranks every query in its GIN index (ts_rank_cd); papersift's own postings
-    # are kept on SQLite only so far (docs/architecture.md, "Keyword postings").
+    # ------------------------------------------------------------ own postings
     def keyword_postings_status(self) -> dict[str, Any] | None:
-        return None
+        return self._postings.status()
 
     def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
                                ) -> dict[str, Any]:
-        raise StoreError("the PostgreSQL store ranks keywords in its own index: it keeps no"
-                         " keyword postings")
+        return self._postings.build(on_progress)
 
     def update_keyword_postings(self) -> dict[str, int]:
-        raise StoreError("the PostgreSQL store ranks keywords in its own index: it keeps no"
-                         " keyword postings")
+        return self._postings.update_tail()
 
     def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
         where, params = self._filter_sql(filters)
@@ -277,6 +278,38 @@ class Search(Concern):
         filters: SearchFilters | None = None, limit: int = 100,
     ) -> list[tuple[int, float]]:
         """(pk, score, higher is better) of the best live matches, best first."""
+        first = self._newest_from(query.newest_share)
+        terms = plain_terms(query)
+        if terms is not None and (filters is None or filters.is_empty()):
+            # Plain words are ranked on papersift's own postings when they are built: the
+            # same bm25, without reading each match's tsvector (store/postgres/postings.py).
+            ranked = self._on_postings(query, terms, weights, first, limit)
+            if ranked is not None:
+                return ranked
+        return self._sql_ranking(query, weights, filters, first, limit)
+
+    def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
+                     first: int, limit: int) -> list[tuple[int, float]] | None:
+        """The postings' ranking, or None (no build, or a word the index splits in two). A
+        word the index drops (a stop word of its dictionary) matches nothing either way."""
+        kept, tokens = [], []
+        for term, found in zip(terms, self.index_tokens([t.text for t in terms]), strict=True):
+            if len(found) > 1:
+                return None
+            if found:
+                kept.append(term)
+                tokens.append(found[0])
+        if not kept:
+            return None
+        factors = [w * max(1, int(t.weight)) for t, w in zip(kept, self._idf(kept), strict=True)]
+        return self._postings.rank(
+            tokens, factors, weights, self._average_length(), limit, first,
+            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit))
+
+    def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
+                     filters: SearchFilters | None, first: int, limit: int
+                     ) -> list[tuple[int, float]]:
+        """The tsvector query's bm25 of the matches from pk `first` on that pass the filters."""
         match, match_params, scored = tsquery_sql(query)
         where, filter_params = self._filter_sql(filters)
         array, scale = rank_weights(weights)
@@ -293,14 +326,14 @@ class Search(Concern):
         # The lateral copy reads each matching document's vector out of TOAST once, not once
         # per term, and each term's frequency is computed once (OFFSET 0: not inlined).
         sql = (f"SELECT p.pk, {' + '.join(terms)} AS score FROM papers p,"
-               f" LATERAL (SELECT p.fts || ''::tsvector AS fts, {_LENGTH} AS length OFFSET 0) AS d,"
+               f" LATERAL (SELECT p.fts || ''::tsvector AS fts, {LENGTH} AS length OFFSET 0) AS d,"
                f" LATERAL (SELECT {', '.join(frequencies)} OFFSET 0) AS f"
                f" WHERE p.fts @@ {match} AND p.pk >= %s AND {where}"
                " ORDER BY score DESC, p.pk LIMIT %s")
         try:
             return [(r[0], float(r[1])) for r in self.rows(
                 sql, (*term_params, *frequency_params, *match_params,
-                      self._newest_from(query.newest_share), *filter_params, int(limit)))]
+                      first, *filter_params, int(limit)))]
         except (psycopg.DataError, psycopg.ProgrammingError) as exc:
             raise StoreQueryError(str(exc).strip()) from None
 

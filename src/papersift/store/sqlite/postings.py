@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.contracts import KeywordQuery, StoreError, Term
+from papersift.store.contracts import StoreError, Term
 from papersift.store.postings import (
     FIELDS,
     Postings,
@@ -88,19 +88,6 @@ def _varints(blob: bytes) -> list[int]:
                 break
         values.append(value)
     return values
-
-
-def plain_terms(query: KeywordQuery) -> list[Term] | None:
-    """The query's words if the postings can rank it: an OR of plain words (one word alone may
-    be joined by AND); None for phrases, prefixes and written operators."""
-    terms = query.terms
-    if not terms or len(terms) != len(query.items):
-        return None
-    if query.default_operator != "OR" and len(terms) > 1:
-        return None
-    if any(t.phrase or t.prefix for t in terms):
-        return None
-    return terms
 
 
 class KeywordPostings(Concern):

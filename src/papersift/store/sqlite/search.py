@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
+from papersift.store.postings import plain_terms
 from papersift.store.sqlite.db import Concern, chunks, marks
-from papersift.store.sqlite.postings import KeywordPostings, plain_terms
+from papersift.store.sqlite.postings import KeywordPostings
 
 # Document counts per database and term, with the index size they were read at (see
 # term_doc_counts): shared by every connection of the process.
