@@ -23,7 +23,9 @@ from papersift.store.contracts import StoreError
 from papersift.store.postgres.db import Concern, connect, snapshot, transaction
 from papersift.store.postings import Postings, best_first, bm25
 
-# A paper's length for bm25: its text's bytes (search.py's ranking uses the same).
+# A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
+# tokens; bytes are proportional enough, and octet_length reads them from the value's
+# header, without decompressing the text).
 LENGTH = "(octet_length(p.title) + octet_length(p.abstract) + octet_length(p.authors_text))"
 # A lexeme's count in each weight class, packed as A << 16 | B << 8 | C (each at most 255;
 # the brackets matter: SQL's << and | share one precedence, left to right).

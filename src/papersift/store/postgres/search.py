@@ -31,8 +31,6 @@ from papersift.store.postings import plain_terms
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 # FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
 K1, B = 1.2, 0.75
-# A document's length in bytes (FTS5 counts tokens; bytes are proportional enough, and
-# octet_length reads them from the value's header, without decompressing the text).
 _OPERATORS = ("AND", "OR", "NOT")
 # Document counts per database and term, with the index size they were read at.
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
