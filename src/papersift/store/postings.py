@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +70,17 @@ def plain_terms(query: KeywordQuery) -> list[Term] | None:
     if any(t.phrase or t.prefix for t in terms):
         return None
     return terms
+
+
+def drain(step: Callable[[], tuple[int, int]], batch: int) -> int:
+    """Runs `step` (one transaction: (rows it took, items it counts)) until it takes fewer
+    than `batch` rows; the items counted in all."""
+    counted = 0
+    while True:
+        taken, items = step()
+        counted += items
+        if taken < batch:
+            return counted
 
 
 def pack_counts(counts: np.ndarray) -> bytes:

@@ -21,7 +21,7 @@ import numpy as np
 from papersift.clock import utc_now
 from papersift.store.contracts import StoreError
 from papersift.store.postgres.db import Concern, connect, snapshot, transaction
-from papersift.store.postings import Postings, best_first, bm25
+from papersift.store.postings import Postings, best_first, bm25, drain
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
 # tokens; bytes are proportional enough, and octet_length reads them from the value's
@@ -154,33 +154,31 @@ class KeywordPostings(Concern):
         state = self.state()
         if state is None or not state.build:
             raise StoreError("no keyword postings are built yet")
-        added = changed = 0
-        while True:
-            with transaction(self.conn):
-                tail = int(self.value("SELECT tail_watermark FROM keyword_index FOR UPDATE"))
-                pks = [r[0] for r in self.rows("SELECT pk FROM papers WHERE pk > %s ORDER BY pk"
-                                               " LIMIT %s", (tail, _TAIL_PAPERS))]
-                if pks:
-                    self._put_tail(pks, replaced=False)
-                    self.conn.execute("UPDATE keyword_index SET tail_watermark = %s,"
-                                      " tail_version = tail_version + 1", (pks[-1],))
-                    added += len(pks)
-            if len(pks) < _TAIL_PAPERS:
-                break
-        while True:
-            with transaction(self.conn):
-                logged = self.rows("SELECT seq, pk FROM keyword_changed ORDER BY seq LIMIT %s",
-                                   (_TAIL_PAPERS,))
-                if logged:
-                    pks = sorted({pk for _, pk in logged})
-                    self._put_tail(pks, replaced=True)
-                    self.conn.execute("DELETE FROM keyword_changed WHERE seq <= %s",
-                                      (logged[-1][0],))
-                    self.conn.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
-                    changed += len(pks)
-            if len(logged) < _TAIL_PAPERS:
-                break
-        return {"added": added, "changed": changed}
+        return {"added": drain(self._tail_added, _TAIL_PAPERS),
+                "changed": drain(self._tail_changed, _TAIL_PAPERS)}
+
+    def _tail_added(self) -> tuple[int, int]:
+        with transaction(self.conn):
+            tail = int(self.value("SELECT tail_watermark FROM keyword_index FOR UPDATE"))
+            pks = [r[0] for r in self.rows("SELECT pk FROM papers WHERE pk > %s ORDER BY pk"
+                                           " LIMIT %s", (tail, _TAIL_PAPERS))]
+            if pks:
+                self._put_tail(pks, replaced=False)
+                self.conn.execute("UPDATE keyword_index SET tail_watermark = %s,"
+                                  " tail_version = tail_version + 1", (pks[-1],))
+        return len(pks), len(pks)
+
+    def _tail_changed(self) -> tuple[int, int]:
+        with transaction(self.conn):
+            logged = self.rows("SELECT seq, pk FROM keyword_changed ORDER BY seq LIMIT %s"
+                               " FOR UPDATE", (_TAIL_PAPERS,))
+            if not logged:
+                return 0, 0
+            pks = sorted({pk for _, pk in logged})
+            self._put_tail(pks, replaced=True)
+            self.conn.execute("DELETE FROM keyword_changed WHERE seq <= %s", (logged[-1][0],))
+            self.conn.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
+        return len(logged), len(pks)
 
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
         """The tail's postings of these papers, from their tsvectors; a paper no longer

@@ -27,6 +27,7 @@ from papersift.store.postings import (
     Postings,
     best_first,
     bm25,
+    drain,
     idf,
     pack_counts,
     unpack_counts,
@@ -229,35 +230,32 @@ class KeywordPostings(Concern):
         state = self.state()
         if state is None or not state.build:
             raise StoreError("no keyword postings are built yet")
-        added = changed = 0
-        while True:
-            with transaction(self.conn):
-                tail = self.conn.execute("SELECT tail_watermark FROM keyword_index").fetchone()[0]
-                rows = self.conn.execute(
-                    "SELECT pk, title, abstract, authors_text FROM papers WHERE pk > ?"
-                    " ORDER BY pk LIMIT ?", (tail, _TAIL_PAPERS)).fetchall()
-                if rows:
-                    self._put_tail([tuple(r) for r in rows], [])
-                    self.conn.execute("UPDATE keyword_index SET tail_watermark = ?,"
-                                      " tail_version = tail_version + 1", (rows[-1][0],))
-                    added += len(rows)
-            if len(rows) < _TAIL_PAPERS:
-                break
-        while True:
-            with transaction(self.conn):
-                logged = self.conn.execute("SELECT seq, pk FROM keyword_changed ORDER BY seq"
-                                           " LIMIT ?", (_TAIL_PAPERS,)).fetchall()
-                if logged:
-                    pks = sorted({pk for _, pk in logged})
-                    found = self._papers(pks)
-                    self._put_tail(found, pks)
-                    self.conn.execute("DELETE FROM keyword_changed WHERE seq <= ?",
-                                      (logged[-1][0],))
-                    self.conn.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
-                    changed += len(pks)
-            if len(logged) < _TAIL_PAPERS:
-                break
-        return {"added": added, "changed": changed}
+        return {"added": drain(self._tail_added, _TAIL_PAPERS),
+                "changed": drain(self._tail_changed, _TAIL_PAPERS)}
+
+    def _tail_added(self) -> tuple[int, int]:
+        with transaction(self.conn):
+            tail = self.conn.execute("SELECT tail_watermark FROM keyword_index").fetchone()[0]
+            rows = self.conn.execute(
+                "SELECT pk, title, abstract, authors_text FROM papers WHERE pk > ?"
+                " ORDER BY pk LIMIT ?", (tail, _TAIL_PAPERS)).fetchall()
+            if rows:
+                self._put_tail([tuple(r) for r in rows], [])
+                self.conn.execute("UPDATE keyword_index SET tail_watermark = ?,"
+                                  " tail_version = tail_version + 1", (rows[-1][0],))
+        return len(rows), len(rows)
+
+    def _tail_changed(self) -> tuple[int, int]:
+        with transaction(self.conn):
+            logged = self.conn.execute("SELECT seq, pk FROM keyword_changed ORDER BY seq"
+                                       " LIMIT ?", (_TAIL_PAPERS,)).fetchall()
+            if not logged:
+                return 0, 0
+            pks = sorted({pk for _, pk in logged})
+            self._put_tail(self._papers(pks), pks)
+            self.conn.execute("DELETE FROM keyword_changed WHERE seq <= ?", (logged[-1][0],))
+            self.conn.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
+        return len(logged), len(pks)
 
     def _papers(self, pks: Sequence[int]) -> list[tuple[Any, ...]]:
         found: list[tuple[Any, ...]] = []
