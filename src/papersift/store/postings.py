@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from papersift.store.contracts import KeywordQuery, Term
+from papersift.store.contracts import KeywordQuery, StoreError, Term
 
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
 K1 = 1.2
@@ -72,14 +72,49 @@ def plain_terms(query: KeywordQuery) -> list[Term] | None:
     return terms
 
 
-def drain(step: Callable[[], tuple[int, int]], batch: int) -> int:
-    """Runs `step` (one transaction: (rows it took, items it counts)) until it takes fewer
-    than `batch` rows; the items counted in all."""
+@dataclass(frozen=True)
+class IndexState:
+    """The keyword_index row of a store: the build queries read and the tail's position."""
+
+    build: int           # 0: none finished
+    watermark: int       # the build's highest pk
+    tail_watermark: int  # the highest pk in the build or the tail
+    tail_version: int    # moves with every tail update
+    papers: int          # papers in the build
+
+
+TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
+
+
+class PostingsTail:
+    """The tail update both backends share: new papers, then logged changes, each batch of
+    TAIL_PAPERS in a transaction of its own (`_tail_added`, `_tail_changed`: (rows taken,
+    papers counted))."""
+
+    def state(self) -> IndexState | None:
+        raise NotImplementedError
+
+    def _tail_added(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def _tail_changed(self) -> tuple[int, int]:
+        raise NotImplementedError
+
+    def update_tail(self) -> dict[str, int]:
+        """Postings for the papers added since the tail's watermark and those changed since
+        they were indexed."""
+        state = self.state()
+        if state is None or not state.build:
+            raise StoreError("no keyword postings are built yet")
+        return {"added": _drain(self._tail_added), "changed": _drain(self._tail_changed)}
+
+
+def _drain(step: Callable[[], tuple[int, int]]) -> int:
     counted = 0
     while True:
         taken, items = step()
         counted += items
-        if taken < batch:
+        if taken < TAIL_PAPERS:
             return counted
 
 

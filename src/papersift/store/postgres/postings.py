@@ -13,7 +13,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,14 @@ import numpy as np
 from papersift.clock import utc_now
 from papersift.store.contracts import StoreError
 from papersift.store.postgres.db import Concern, connect, snapshot, transaction
-from papersift.store.postings import Postings, best_first, bm25, drain
+from papersift.store.postings import (
+    TAIL_PAPERS,
+    IndexState,
+    Postings,
+    PostingsTail,
+    best_first,
+    bm25,
+)
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
 # tokens; bytes are proportional enough, and octet_length reads them from the value's
@@ -33,7 +39,6 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
            " | (least(cardinality(array_positions(u.weights, 'B')), 255) << 8)"
            " | least(cardinality(array_positions(u.weights, 'C')), 255))")
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
-_TAIL_PAPERS = 2_000    # papers per tail transaction
 
 _LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
 _CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
@@ -44,21 +49,13 @@ Progress = Callable[[int, int], None]
 Fresh = Callable[[int], list[tuple[int, float]]]
 
 
-@dataclass(frozen=True)
-class IndexState:
-    build: int
-    watermark: int
-    tail_watermark: int
-    tail_version: int
-    papers: int
-
 
 def unpack(counts: bytes) -> np.ndarray:
     """Packed big-endian int32 counts as (n, 3) uint8: A, B, C (title, abstract, authors)."""
     return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:]
 
 
-class KeywordPostings(Concern):
+class KeywordPostings(PostingsTail, Concern):
     """The postings' build, tail and ranking (used by Search; contract: SearchStore)."""
 
     def state(self) -> IndexState | None:
@@ -148,20 +145,11 @@ class KeywordPostings(Concern):
         return written
 
     # ------------------------------------------------------------------- tail
-    def update_tail(self) -> dict[str, int]:
-        """Postings for the papers added since the tail's watermark and those changed since
-        they were indexed, a few thousand papers per transaction."""
-        state = self.state()
-        if state is None or not state.build:
-            raise StoreError("no keyword postings are built yet")
-        return {"added": drain(self._tail_added, _TAIL_PAPERS),
-                "changed": drain(self._tail_changed, _TAIL_PAPERS)}
-
     def _tail_added(self) -> tuple[int, int]:
         with transaction(self.conn):
             tail = int(self.value("SELECT tail_watermark FROM keyword_index FOR UPDATE"))
             pks = [r[0] for r in self.rows("SELECT pk FROM papers WHERE pk > %s ORDER BY pk"
-                                           " LIMIT %s", (tail, _TAIL_PAPERS))]
+                                           " LIMIT %s", (tail, TAIL_PAPERS))]
             if pks:
                 self._put_tail(pks, replaced=False)
                 self.conn.execute("UPDATE keyword_index SET tail_watermark = %s,"
@@ -171,7 +159,7 @@ class KeywordPostings(Concern):
     def _tail_changed(self) -> tuple[int, int]:
         with transaction(self.conn):
             logged = self.rows("SELECT seq, pk FROM keyword_changed ORDER BY seq LIMIT %s"
-                               " FOR UPDATE", (_TAIL_PAPERS,))
+                               " FOR UPDATE", (TAIL_PAPERS,))
             if not logged:
                 return 0, 0
             pks = sorted({pk for _, pk in logged})

@@ -15,7 +15,6 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,10 +23,12 @@ from papersift.clock import utc_now
 from papersift.store.contracts import StoreError, Term
 from papersift.store.postings import (
     FIELDS,
+    TAIL_PAPERS,
+    IndexState,
     Postings,
+    PostingsTail,
     best_first,
     bm25,
-    drain,
     idf,
     pack_counts,
     unpack_counts,
@@ -39,7 +40,6 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"  # papers_fts's (migration 00
 _COLUMN = "CASE col WHEN 'title' THEN 0 WHEN 'abstract' THEN 1 ELSE 2 END"
 _READ_ROWS = 1_000_000   # index entries a build reads at a time (~16 MB as numbers)
 _WRITE_BYTES = 64 << 20  # postings a build writes per transaction
-_TAIL_PAPERS = 2_000     # papers per tail transaction: the write lock is held ~1 s
 _DELETE_ROWS = 20_000    # old build rows deleted per transaction
 _TOKENS_MAX = 100_000
 
@@ -53,14 +53,6 @@ Progress = Callable[[int, int], None]
 # Ranks the papers past a pk in FTS5, and gives a function counting a word's papers past it.
 Fresh = Callable[[int], tuple[list[tuple[int, float]], Callable[[str], int]]]
 
-
-@dataclass(frozen=True)
-class IndexState:
-    build: int
-    watermark: int
-    tail_watermark: int
-    tail_version: int
-    papers: int
 
 
 def averages(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -91,7 +83,7 @@ def _varints(blob: bytes) -> list[int]:
     return values
 
 
-class KeywordPostings(Concern):
+class KeywordPostings(PostingsTail, Concern):
     """The postings' build, tail and ranking (used by Search; contract: SearchStore)."""
 
     def state(self) -> IndexState | None:
@@ -224,21 +216,12 @@ class KeywordPostings(Concern):
                 return
 
     # ------------------------------------------------------------------- tail
-    def update_tail(self) -> dict[str, int]:
-        """Postings for the papers added since the tail's watermark and those changed since
-        they were indexed, a few thousand papers per transaction."""
-        state = self.state()
-        if state is None or not state.build:
-            raise StoreError("no keyword postings are built yet")
-        return {"added": drain(self._tail_added, _TAIL_PAPERS),
-                "changed": drain(self._tail_changed, _TAIL_PAPERS)}
-
     def _tail_added(self) -> tuple[int, int]:
         with transaction(self.conn):
             tail = self.conn.execute("SELECT tail_watermark FROM keyword_index").fetchone()[0]
             rows = self.conn.execute(
                 "SELECT pk, title, abstract, authors_text FROM papers WHERE pk > ?"
-                " ORDER BY pk LIMIT ?", (tail, _TAIL_PAPERS)).fetchall()
+                " ORDER BY pk LIMIT ?", (tail, TAIL_PAPERS)).fetchall()
             if rows:
                 self._put_tail([tuple(r) for r in rows], [])
                 self.conn.execute("UPDATE keyword_index SET tail_watermark = ?,"
@@ -248,7 +231,7 @@ class KeywordPostings(Concern):
     def _tail_changed(self) -> tuple[int, int]:
         with transaction(self.conn):
             logged = self.conn.execute("SELECT seq, pk FROM keyword_changed ORDER BY seq"
-                                       " LIMIT ?", (_TAIL_PAPERS,)).fetchall()
+                                       " LIMIT ?", (TAIL_PAPERS,)).fetchall()
             if not logged:
                 return 0, 0
             pks = sorted({pk for _, pk in logged})
