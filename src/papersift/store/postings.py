@@ -1,4 +1,4 @@
-"""BM25 over posting lists a store keeps of its own: FTS5's bm25() arithmetic, in numpy, on whole lists at once."""
+"""BM25 over posting lists a store keeps of its own: FTS5's bm25() arithmetic (PostgreSQL's ranking uses it too), in numpy, on whole lists at once."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ MAX_COUNT = 255     # a field's count of one term is kept in a byte (more is unh
 @dataclass(frozen=True)
 class Postings:
     """One term's papers: pks (int64), the term's count in each field ((n, 3) uint8) and each
-    paper's length in tokens (all fields)."""
+    paper's length (all fields: tokens on SQLite, bytes on PostgreSQL)."""
 
     pks: np.ndarray
     counts: np.ndarray

@@ -10,7 +10,6 @@ ts_rank_cd returns for a query of that one term. docs/architecture.md compares t
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -26,7 +25,7 @@ from papersift.store.contracts import (
 )
 from papersift.store.postgres.db import Concern
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
-from papersift.store.postings import plain_terms
+from papersift.store.postings import idf, plain_terms
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 # FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
@@ -97,11 +96,6 @@ def rank_weights(weights: Sequence[float]) -> tuple[list[float], float]:
     top = max(title, abstract, authors) or 1.0
     scaled = [max(w / top, 1e-6) for w in (authors, abstract, title)]
     return [min(scaled), *scaled], top
-
-
-def idf(documents: int, matching: int) -> float:
-    """FTS5's bm25 inverse document frequency (never below a millionth)."""
-    return max(math.log((documents - matching + 0.5) / (matching + 0.5)), 1e-6)
 
 
 class Search(Concern):

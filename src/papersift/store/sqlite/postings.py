@@ -4,8 +4,8 @@ FTS5's bm25() decodes every matching row's positions and column sizes: ~1 µs a 
 largest part of a hybrid query at a million papers. These lists keep, per term, the papers and
 the term's count in each column, so a query reads one blob per word and scores whole lists at
 once, with FTS5's formula and statistics: the same scores (store/postings.py). Queries these
-lists cannot answer (phrases, prefixes, operators, filters) stay with FTS5, as do papers
-added after the last tail update (found by a seek past the tail's watermark).
+lists cannot answer (phrases, prefixes, operators, filters) stay with FTS5, which also ranks
+the papers added after the last tail update (a seek past the tail's watermark), merged.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ _LOCK = threading.Lock()
 Progress = Callable[[int, int], None]
 # Ranks the papers past a pk in FTS5, and gives a function counting a word's papers past it.
 Fresh = Callable[[int], tuple[list[tuple[int, float]], Callable[[str], int]]]
-
 
 
 def averages(conn: sqlite3.Connection) -> tuple[int, int]:
