@@ -42,6 +42,15 @@ class CachedLine(NamedTuple):
 Item = PreparedRecord | CachedLine | Skipped
 
 
+def _start_method() -> str:
+    """fork, which starts at once, where it is safe: on Linux, from a process of one thread.
+    A lock another thread holds at the fork (SQLite's, while a server thread reads) stays
+    held in the child for good: an ingest run by a serving process (`serve --update-every`),
+    or beside a test's readers, hung in the helper's first sqlite3.connect. Elsewhere spawn
+    (macOS and Windows lack a safe fork)."""
+    return "fork" if sys.platform.startswith("linux") and threading.active_count() == 1 else "spawn"
+
+
 def file_items(path: Path, options: SourceOptions, store_location: str,
                limits: RecordLimits) -> Iterator[Item]:
     """The items of a JSON-lines file, read, parsed and prepared in a helper process.
@@ -49,8 +58,7 @@ def file_items(path: Path, options: SourceOptions, store_location: str,
     Without --since/--until/--limit, lines already ingested unchanged are recognised by their
     key and not parsed at all. Errors of the helper are raised here.
     """
-    # fork starts at once; elsewhere (macOS, Windows) fork is unsafe or missing.
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    context = multiprocessing.get_context(_start_method())
     receiver, sender = context.Pipe(duplex=False)
     helper = context.Process(
         target=_produce, args=(path, options, store_location, limits, sender, receiver),
