@@ -1,4 +1,4 @@
-"""papersift's own keyword postings on PostgreSQL: built from the stored tsvectors, a tail of papers changed since, the same bm25 in numpy.
+"""papersift's own keyword postings on PostgreSQL: built from the stored tsvectors, a tail of papers added or changed since, the same bm25 in numpy.
 
 The SQL ranking reads each match's tsvector out of TOAST and runs ts_rank_cd once per word:
 ~35 µs a match. For one word ts_rank_cd is the sum of its positions' weights, so the counts
@@ -47,7 +47,6 @@ _LOCK = threading.Lock()
 Progress = Callable[[int, int], None]
 # Ranks the papers past a pk with the SQL query.
 Fresh = Callable[[int], list[tuple[int, float]]]
-
 
 
 def unpack(counts: bytes) -> np.ndarray:
