@@ -203,25 +203,6 @@ class _Cost:
     fixed: int = 0   # the lists read whatever the share, in scored postings' worth
 
 
-# Each word's index tokens, per backend: its tokenizer is fixed, and asking the store costs a
-# statement or four under a lock every query's plan takes (most words recur across queries).
-_TOKENS: dict[tuple[type, str], list[str]] = {}
-_TOKENS_MAX = 100_000
-
-
-def _index_tokens(search: SearchStore, words: list[str]) -> list[list[str]]:
-    """search.index_tokens(words), remembered."""
-    kind = type(search)
-    found = {w: _TOKENS.get((kind, w)) for w in words}
-    missing = [w for w, tokens in found.items() if tokens is None]
-    if missing:
-        found.update(zip(missing, search.index_tokens(missing), strict=True))
-        if len(_TOKENS) > _TOKENS_MAX:
-            _TOKENS.clear()
-        _TOKENS.update(((kind, w), found[w]) for w in missing)
-    return [found[w] or [] for w in words]
-
-
 def plan_keywords(search: SearchStore, parsed: ParsedQuery, rank: bool = True) -> KeywordPlan:
     """The keyword query for a parsed query, its work capped at WORK_CAP.
 
@@ -233,7 +214,7 @@ def plan_keywords(search: SearchStore, parsed: ParsedQuery, rank: bool = True) -
     if not rank:
         words = list(dict.fromkeys(t.text.lower() for t in parsed.terms
                                    if t.text.lower() not in STOPWORDS))
-        return KeywordPlan(None, [tok for toks in _index_tokens(search, words) for tok in toks])
+        return KeywordPlan(None, [tok for toks in search.index_tokens(words) for tok in toks])
     if parsed.explicit:
         return _as_written(search, parsed)
     return _ranked_words(search, parsed.terms, parsed.notes)
@@ -244,7 +225,7 @@ def _ranked_words(search: SearchStore, terms: list[Term], notes: list[str]) -> K
     most common are left out past POSTINGS_BUDGET (they move the ranking least: low idf)."""
     content = [t for t in terms if t.text.lower() not in STOPWORDS] or terms
     words = list(dict.fromkeys(t.text.lower() for t in content))
-    tokens = dict(zip(words, _index_tokens(search, words), strict=True))
+    tokens = dict(zip(words, search.index_tokens(words), strict=True))
     groups: dict[tuple[str, ...], list[Term]] = {}  # one per stem: "model" and "models" alike
     for term in content:
         key = tuple(tokens[term.text.lower()])
@@ -278,7 +259,7 @@ def _as_written(search: SearchStore, parsed: ParsedQuery) -> KeywordPlan:
     notes = parsed.notes
     items = _without_joined_stopwords(parsed.items)
     words = list(dict.fromkeys(i.text.lower() for i in items if isinstance(i, Term)))
-    tokens = dict(zip(words, _index_tokens(search, words), strict=True))
+    tokens = dict(zip(words, search.index_tokens(words), strict=True))
     counts = search.term_doc_counts(sorted({tok for toks in tokens.values() for tok in toks}))
     costs: dict[int, _Cost] = {}
     as_words: list[str] = []

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -85,13 +87,23 @@ class IndexState:
 
 TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
 
+# Per database: the build's paper lengths, and the tail's changed papers (read once a version).
+_LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
+_CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
+_LOCK = threading.Lock()
 
-class PostingsTail:
-    """The tail update both backends share: new papers, then logged changes, each batch of
-    TAIL_PAPERS in a transaction of its own (`_tail_added`, `_tail_changed`: (rows taken,
-    papers counted))."""
 
-    def state(self) -> IndexState | None:
+class StoredPostings:
+    """What both backends' postings share: the index state and status, the tail update, the
+    build's lengths and the tail's changed papers (each read once per version), and the
+    final ranking. A backend gives `_query` (the rows of a statement without parameters: the
+    same SQL on both), `_database` (its key in the caches), `_tail_added` and
+    `_tail_changed` (one transaction each: (rows taken, papers counted))."""
+
+    def _query(self, sql: str) -> list[Any]:
+        raise NotImplementedError
+
+    def _database(self) -> str:
         raise NotImplementedError
 
     def _tail_added(self) -> tuple[int, int]:
@@ -100,6 +112,25 @@ class PostingsTail:
     def _tail_changed(self) -> tuple[int, int]:
         raise NotImplementedError
 
+    def state(self) -> IndexState | None:
+        rows = self._query("SELECT build, watermark, tail_watermark, tail_version, papers"
+                           " FROM keyword_index")
+        return IndexState(*(int(v) for v in rows[0])) if rows else None
+
+    def _newest(self) -> int:
+        return int(self._query("SELECT coalesce(max(pk), 0) FROM papers")[0][0])
+
+    def status(self) -> dict[str, Any]:
+        """Whether a build is in use, its papers, and the papers it is behind by."""
+        state = self.state()
+        newest = self._newest()
+        if state is None or not state.build:
+            return {"built": False, "papers": 0, "tail": 0, "behind": newest}
+        tail = int(self._query("SELECT count(*) FROM keyword_tail_papers")[0][0])
+        changed = int(self._query("SELECT count(DISTINCT pk) FROM keyword_changed")[0][0])
+        return {"built": True, "build": state.build, "papers": state.papers, "tail": tail,
+                "behind": newest - state.tail_watermark + changed}
+
     def update_tail(self) -> dict[str, int]:
         """Postings for the papers added since the tail's watermark and those changed since
         they were indexed."""
@@ -107,6 +138,45 @@ class PostingsTail:
         if state is None or not state.build:
             raise StoreError("no keyword postings are built yet")
         return {"added": _drain(self._tail_added), "changed": _drain(self._tail_changed)}
+
+    def _lengths(self, state: IndexState) -> np.ndarray:
+        """Each paper's length in the build, indexed by pk."""
+        key = self._database()
+        cached = _LENGTHS.get(key)
+        if cached is None or cached[0] != state.build:
+            blob = self._query("SELECT lengths FROM keyword_index")[0][0]
+            cached = (state.build, np.frombuffer(bytes(blob or b""), dtype="<i4").astype(np.int64))
+            with _LOCK:
+                _LENGTHS[key] = cached
+        return cached[1]
+
+    def _changed(self, state: IndexState) -> np.ndarray:
+        """The build's papers that the tail holds anew (changed or deleted since), sorted."""
+        key, version = self._database(), (state.build, state.tail_version)
+        cached = _CHANGED.get(key)
+        if cached is None or cached[0] != version:
+            pks = [r[0] for r in self._query(
+                "SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark FROM"
+                " keyword_index) ORDER BY pk")]
+            cached = (version, np.asarray(pks, dtype=np.int64))
+            with _LOCK:
+                _CHANGED[key] = cached
+        return cached[1]
+
+    def _best_live(self, pks: np.ndarray, scores: np.ndarray, fresh: list[tuple[int, float]],
+                   limit: int) -> list[tuple[int, float]]:
+        """The best `limit` of the scored papers and those the database ranked itself
+        (`fresh`), duplicates left out as the database's ranking leaves them out (read from
+        their partial index: a few hundred at a million papers)."""
+        if fresh:
+            pks = np.concatenate([pks, np.asarray([pk for pk, _ in fresh], np.int64)])
+            scores = np.concatenate([scores, np.asarray([s for _, s in fresh])])
+        duplicates = [r[0] for r in self._query(
+            "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
+        if duplicates:
+            live = ~np.isin(pks, np.asarray(duplicates, dtype=np.int64))
+            pks, scores = pks[live], scores[live]
+        return [(int(pks[i]), float(scores[i])) for i in best_first(pks, scores, limit)]
 
 
 def _drain(step: Callable[[], tuple[int, int]]) -> int:

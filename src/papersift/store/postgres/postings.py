@@ -10,7 +10,6 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,8 +23,7 @@ from papersift.store.postings import (
     TAIL_PAPERS,
     IndexState,
     Postings,
-    PostingsTail,
-    best_first,
+    StoredPostings,
     bm25,
 )
 
@@ -40,10 +38,6 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
            " | least(cardinality(array_positions(u.weights, 'C')), 255))")
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 
-_LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
-_CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
-_LOCK = threading.Lock()
-
 Progress = Callable[[int, int], None]
 # Ranks the papers past a pk with the SQL query.
 Fresh = Callable[[int], list[tuple[int, float]]]
@@ -54,23 +48,14 @@ def unpack(counts: bytes) -> np.ndarray:
     return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:]
 
 
-class KeywordPostings(PostingsTail, Concern):
+class KeywordPostings(StoredPostings, Concern):
     """The postings' build, tail and ranking (used by Search; contract: SearchStore)."""
 
-    def state(self) -> IndexState | None:
-        row = self.one("SELECT build, watermark, tail_watermark, tail_version, papers"
-                       " FROM keyword_index")
-        return None if row is None else IndexState(*row)
+    def _query(self, sql: str) -> list[Any]:
+        return self.rows(sql)
 
-    def status(self) -> dict[str, Any]:
-        state = self.state()
-        newest = int(self.value("SELECT coalesce(max(pk), 0) FROM papers"))
-        if state is None or not state.build:
-            return {"built": False, "papers": 0, "tail": 0, "behind": newest}
-        tail = int(self.value("SELECT count(*) FROM keyword_tail_papers"))
-        changed = int(self.value("SELECT count(DISTINCT pk) FROM keyword_changed"))
-        return {"built": True, "build": state.build, "papers": state.papers, "tail": tail,
-                "behind": newest - state.tail_watermark + changed}
+    def _database(self) -> str:
+        return self.location
 
     # ------------------------------------------------------------------ build
     def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
@@ -195,20 +180,12 @@ class KeywordPostings(PostingsTail, Concern):
             if state is None or not state.build:
                 return None
             lists = self._lists(state, wanted)
-            newest = int(self.value("SELECT coalesce(max(pk), 0) FROM papers"))
-            ranked_fresh = fresh(state.tail_watermark) if newest > state.tail_watermark else []
-            duplicates = [r[0] for r in self.rows(
-                "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
-        pks, scores = bm25([(lists[tok].since(first), factor)
-                            for tok, factor in zip(tokens, factors, strict=True)],
-                           weights, average)
-        if ranked_fresh:
-            pks = np.concatenate([pks, np.asarray([pk for pk, _ in ranked_fresh], np.int64)])
-            scores = np.concatenate([scores, np.asarray([s for _, s in ranked_fresh])])
-        if duplicates:
-            live = ~np.isin(pks, np.asarray(duplicates, dtype=np.int64))
-            pks, scores = pks[live], scores[live]
-        return [(int(pks[i]), float(scores[i])) for i in best_first(pks, scores, limit)]
+            ranked_fresh = (fresh(state.tail_watermark) if self._newest() > state.tail_watermark
+                            else [])
+            pks, scores = bm25([(lists[tok].since(first), factor)
+                                for tok, factor in zip(tokens, factors, strict=True)],
+                               weights, average)
+            return self._best_live(pks, scores, ranked_fresh, limit)
 
     def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
         """Each token's postings: the build's (without the papers the tail holds anew) and
@@ -232,25 +209,3 @@ class KeywordPostings(PostingsTail, Concern):
                 np.asarray([pk for pk, _, _ in items], np.int64), unpack(packed),
                 np.asarray([n for _, _, n in items], np.int64))])
         return lists
-
-    def _lengths(self, state: IndexState) -> np.ndarray:
-        cached = _LENGTHS.get(self.location)
-        if cached is None or cached[0] != state.build:
-            blob = self.value("SELECT lengths FROM keyword_index")
-            cached = (state.build, np.frombuffer(bytes(blob or b""), dtype="<i4").astype(np.int64))
-            with _LOCK:
-                _LENGTHS[self.location] = cached
-        return cached[1]
-
-    def _changed(self, state: IndexState) -> np.ndarray:
-        """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        version = (state.build, state.tail_version)
-        cached = _CHANGED.get(self.location)
-        if cached is None or cached[0] != version:
-            pks = [r[0] for r in self.rows(
-                "SELECT pk FROM keyword_tail_papers WHERE pk <= %s ORDER BY pk",
-                (state.watermark,))]
-            cached = (version, np.asarray(pks, dtype=np.int64))
-            with _LOCK:
-                _CHANGED[self.location] = cached
-        return cached[1]

@@ -26,6 +26,7 @@ from papersift.store.contracts import (
 from papersift.store.postgres.db import Concern
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
 from papersift.store.postings import idf, plain_terms
+from papersift.store.tokens import remembered_tokens
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 # FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
@@ -107,7 +108,11 @@ class Search(Concern):
 
     # ------------------------------------------------------------ term statistics
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the index sees it (diacritics removed, Snowball-stemmed, lower case)."""
+        """Each word as the index sees it (diacritics removed, Snowball-stemmed, lower case),
+        remembered."""
+        return remembered_tokens("postgresql", words, self._tokenize)
+
+    def _tokenize(self, words: list[str]) -> list[list[str]]:
         if not words:
             return []
         return [list(r[0]) for r in self.rows(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -26,8 +25,7 @@ from papersift.store.postings import (
     TAIL_PAPERS,
     IndexState,
     Postings,
-    PostingsTail,
-    best_first,
+    StoredPostings,
     bm25,
     idf,
     pack_counts,
@@ -41,13 +39,6 @@ _COLUMN = "CASE col WHEN 'title' THEN 0 WHEN 'abstract' THEN 1 ELSE 2 END"
 _READ_ROWS = 1_000_000   # index entries a build reads at a time (~16 MB as numbers)
 _WRITE_BYTES = 64 << 20  # postings a build writes per transaction
 _DELETE_ROWS = 20_000    # old build rows deleted per transaction
-_TOKENS_MAX = 100_000
-
-# Per database: the build's paper lengths, and the tail's changed papers (read once per version).
-_LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
-_CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
-_TOKENS: dict[str, tuple[str, ...]] = {}
-_LOCK = threading.Lock()
 
 Progress = Callable[[int, int], None]
 # Ranks the papers past a pk in FTS5, and gives a function counting a word's papers past it.
@@ -82,25 +73,14 @@ def _varints(blob: bytes) -> list[int]:
     return values
 
 
-class KeywordPostings(PostingsTail, Concern):
+class KeywordPostings(StoredPostings, Concern):
     """The postings' build, tail and ranking (used by Search; contract: SearchStore)."""
 
-    def state(self) -> IndexState | None:
-        row = self.conn.execute("SELECT build, watermark, tail_watermark, tail_version, papers"
-                                " FROM keyword_index").fetchone()
-        return None if row is None else IndexState(*row)
+    def _query(self, sql: str) -> list[Any]:
+        return self.conn.execute(sql).fetchall()
 
-    def status(self) -> dict[str, Any]:
-        """Whether a build is in use, its papers, and the papers it is behind by."""
-        state = self.state()
-        newest = self.conn.execute("SELECT coalesce(max(pk), 0) FROM papers").fetchone()[0]
-        if state is None or not state.build:
-            return {"built": False, "papers": 0, "tail": 0, "behind": int(newest)}
-        tail = self.conn.execute("SELECT count(*) FROM keyword_tail_papers").fetchone()[0]
-        changed = self.conn.execute(
-            "SELECT count(DISTINCT pk) FROM keyword_changed").fetchone()[0]
-        return {"built": True, "build": state.build, "papers": state.papers, "tail": int(tail),
-                "behind": int(newest - state.tail_watermark + changed)}
+    def _database(self) -> str:
+        return str(self.path)
 
     # ------------------------------------------------------------------ build
     def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
@@ -298,8 +278,7 @@ class KeywordPostings(PostingsTail, Concern):
                 return None
             main, tail = self._lists(state, wanted)
             rows, tokens_total = averages(self.conn)
-            newest = self.conn.execute("SELECT coalesce(max(pk), 0) FROM papers").fetchone()[0]
-            ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if newest >
+            ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if self._newest() >
                                         state.tail_watermark else ([], lambda _: 0))
             changed = self._changed(state)
             lists = {tok: Postings.join([main[tok].without(changed), tail[tok]]) for tok in wanted}
@@ -307,24 +286,13 @@ class KeywordPostings(PostingsTail, Concern):
         average = tokens_total / rows if rows else 0.0
         pks, scores = bm25([(lists[tok].since(first), idf(rows, df[tok]) * max(1, t.weight))
                             for tok, t in zip(tokens, terms, strict=True)], weights, average)
-        if ranked_fresh:
-            pks = np.concatenate([pks, np.asarray([pk for pk, _ in ranked_fresh], np.int64)])
-            scores = np.concatenate([scores, np.asarray([s for _, s in ranked_fresh])])
-        return self._live_best(pks, scores, limit)
+        return self._best_live(pks, scores, ranked_fresh, limit)
 
     @staticmethod
     def _tokens(words: Sequence[str], tokenize: Callable[[Sequence[str]], list[list[str]]]
                 ) -> list[str] | None:
-        """Each word's one index token (remembered: the tokenizer is fixed), None if a word
-        is not exactly one token."""
-        missing = [w for w in dict.fromkeys(words) if w not in _TOKENS]
-        if missing:
-            found = tokenize(missing)
-            with _LOCK:
-                if len(_TOKENS) > _TOKENS_MAX:
-                    _TOKENS.clear()
-                _TOKENS.update((w, tuple(toks)) for w, toks in zip(missing, found, strict=True))
-        tokens = [_TOKENS.get(w, ()) for w in words]
+        """Each word's one index token, None if a word is not exactly one token."""
+        tokens = tokenize(words)
         return None if any(len(t) != 1 for t in tokens) else [t[0] for t in tokens]
 
     def _snapshot(self) -> contextlib.AbstractContextManager[None]:
@@ -356,40 +324,6 @@ class KeywordPostings(PostingsTail, Concern):
                                  np.asarray([i[2] for i in items], np.int64)
                                  ) if items else Postings.empty()
         return main, tail
-
-    def _lengths(self, state: IndexState) -> np.ndarray:
-        key = str(self.path)
-        cached = _LENGTHS.get(key)
-        if cached is None or cached[0] != state.build:
-            blob = self.conn.execute("SELECT lengths FROM keyword_index").fetchone()[0]
-            cached = (state.build, np.frombuffer(blob or b"", dtype="<i4").astype(np.int64))
-            with _LOCK:
-                _LENGTHS[key] = cached
-        return cached[1]
-
-    def _changed(self, state: IndexState) -> np.ndarray:
-        """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        key, version = str(self.path), (state.build, state.tail_version)
-        cached = _CHANGED.get(key)
-        if cached is None or cached[0] != version:
-            pks = [r[0] for r in self.conn.execute(
-                "SELECT pk FROM keyword_tail_papers WHERE pk <= ? ORDER BY pk",
-                (state.watermark,))]
-            cached = (version, np.asarray(pks, dtype=np.int64))
-            with _LOCK:
-                _CHANGED[key] = cached
-        return cached[1]
-
-    def _live_best(self, pks: np.ndarray, scores: np.ndarray, limit: int
-                   ) -> list[tuple[int, float]]:
-        """The best `limit`, duplicates left out (as FTS5's ranking leaves them out: read
-        from their partial index, a few hundred at a million papers)."""
-        duplicates = [r[0] for r in self.conn.execute(
-            "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
-        if duplicates:
-            live = ~np.isin(pks, np.asarray(duplicates, dtype=np.int64))
-            pks, scores = pks[live], scores[live]
-        return [(int(pks[i]), float(scores[i])) for i in best_first(pks, scores, limit)]
 
 
 class _ReadTransaction:

@@ -12,7 +12,8 @@ from typing import Any
 from papersift.store.contracts import KeywordQuery, SearchFilters, StoreQueryError, Term
 from papersift.store.postings import plain_terms
 from papersift.store.sqlite.db import Concern, chunks, marks
-from papersift.store.sqlite.postings import KeywordPostings
+from papersift.store.sqlite.postings import TOKENIZER, KeywordPostings
+from papersift.store.tokens import remembered_tokens
 
 # Document counts per database and term, with the index size they were read at (see
 # term_doc_counts): shared by every connection of the process.
@@ -67,16 +68,18 @@ class Search(Concern):
 
     # ------------------------------------------------------------ term statistics
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the FTS index sees it (porter-stemmed, case-folded tokens).
+        """Each word as the FTS index sees it (porter-stemmed, case-folded tokens), remembered."""
+        return remembered_tokens("sqlite", words, self._tokenize)
 
-        Uses a temporary FTS5 table with the index's own tokenizer, so no stemmer has to agree
-        with SQLite's; works on read-only connections (the temp schema is private)."""
+    def _tokenize(self, words: list[str]) -> list[list[str]]:
+        """Through a temporary FTS5 table with the index's own tokenizer, so no stemmer has to
+        agree with SQLite's; works on read-only connections (the temp schema is private)."""
         if not words:
             return []
         with _TOKENIZE_LOCK:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5("
-                "word, tokenize='porter unicode61 remove_diacritics 2')")
+                f"word, tokenize='{TOKENIZER}')")
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens_vocab"
                 " USING fts5vocab(temp, query_tokens, instance)")
