@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import itertools
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -62,13 +64,18 @@ def tolerance(store: Store) -> float:
     return 1e-6 if store.location.startswith("postgresql") else 1e-9
 
 
+@functools.cache
+def query_texts() -> tuple[str, ...]:
+    """Titles and abstracts of papers not in the stores (long ones repeat words, so weights
+    > 1 occur), and one-word queries."""
+    return (*(r["title"] for r in real_rows(80, skip=5000)),
+            *(r["abstract"][:600] for r in real_rows(20, skip=5100)),
+            "learning", "diffusion", "transformer", "graph", "quantum")
+
+
 def queries(store: Store) -> list[KeywordQuery]:
-    """Keyword queries as search plans them: titles and abstracts of papers not in the
-    stores (long ones repeat words, so weights > 1 occur), and one-word queries."""
-    texts = [r["title"] for r in real_rows(80, skip=5000)]
-    texts += [r["abstract"][:600] for r in real_rows(20, skip=5100)]
-    texts += ["learning", "diffusion", "transformer", "graph", "quantum"]
-    planned = [plan_keywords(store.search, parse_query(text)).query for text in texts]
+    """The query texts planned as search plans them, on the store's current counts."""
+    planned = [plan_keywords(store.search, parse_query(text)).query for text in query_texts()]
     return [q for q in planned if q is not None]
 
 
@@ -227,8 +234,6 @@ def test_the_stage_waits_for_enough_papers_and_the_command_reports(
 
 
 def test_bm25_of_lists_follows_fts5s_formula() -> None:
-    import numpy as np
-
     first = Postings(np.array([3, 7]), np.array([[1, 2, 0], [0, 1, 1]], np.uint8),
                      np.array([100, 50]))
     second = Postings(np.array([7]), np.array([[2, 0, 0]], np.uint8), np.array([50]))
