@@ -94,6 +94,23 @@ def test_a_huge_text_is_cut_before_tokenizing_without_changing_its_vector(
     np.testing.assert_allclose(cut, whole, atol=1e-6)
 
 
+def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
+        local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Short inputs (search queries) run on a one-thread session of their own; it gives the
+    vectors the session sized by `threads` gives, and batches still run on that one."""
+    from papersift.search import onnx_encoder
+
+    encoder = local_embedder.encoder
+    queries = ["graph neural networks for molecules", "reward models", "denoising diffusion"]
+    single = np.vstack([local_embedder.embed([q]) for q in queries])
+    assert encoder._single is not None and encoder._single is not encoder.session
+    monkeypatch.setattr(onnx_encoder, "SINGLE_THREAD_TOKENS", 0)  # everything on the sized one
+    sized = np.vstack([local_embedder.embed([q]) for q in queries])
+    np.testing.assert_allclose(single, sized, atol=1e-6)
+    assert encoder.session.get_session_options().intra_op_num_threads == encoder.threads == 2
+    assert encoder._single.get_session_options().intra_op_num_threads == 1
+
+
 def test_quantize_off_uses_full_precision(model_root: Path) -> None:
     manifest = ensure_exported(DataDir(model_root), quantize=False)
     assert manifest["precision"] == "fp32"

@@ -10,6 +10,7 @@ from papersift.search.keyword import parse_query
 from papersift.settings import Settings
 from papersift.store import KeywordQuery, Store, Term
 from papersift.store.sqlite.search import fts_expression
+from tests.conftest import shared_file
 from tests.store_sql import run_sql
 from tests.test_search_embed import paper
 
@@ -201,6 +202,39 @@ def test_highlighter_marks_stems_and_escapes() -> None:
     assert plain.startswith("…") and plain.endswith("…") and "<mark>entropy</mark>" in marked
     plain, marked = Highlighter([]).snippet("word " * 100, 5)
     assert plain == "word word word word word…" and marked == plain
+
+
+def test_ascii_texts_are_marked_without_the_regex_exactly_where_it_marks() -> None:
+    """ASCII texts are searched stem by stem with str.find; the marks are the pattern's own,
+    on real titles and abstracts and on the awkward cases: stems of one or two letters, a
+    final i that stands for y, stems with non-word characters, words that run into each
+    other, and a stem outside ASCII (then the regex does it)."""
+    import gzip
+    import itertools
+    import json
+    import random
+
+    from papersift.search.highlight import Highlighter
+
+    with gzip.open(shared_file("arxiv-2025-2026.jsonl.gz"), "rt") as handle:
+        records = [json.loads(line) for line in itertools.islice(handle, 300)]
+    texts = [t for r in records for t in (r["title"], r["abstract"]) if t.isascii()]
+    texts += ["e-mail c++ e-mails AI ai. Ai_b a_b __init__ i I", "entropy Entropies entropi",
+              "", "graphgraph graph-graph Graph_graph 3graph graph3"]
+    words = [w.strip(".,;:()") for t in texts[:200] for w in t.lower().split()]
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(300):
+        stems = [rng.choice([w, w[:3], w[:3] + "i", w[:2], w[:1], "e-mail", "c++", "a_b"])
+                 for w in rng.sample(words, rng.randint(1, 6))]
+        marker = Highlighter(stems)
+        assert marker._rules is not None
+        for text in rng.sample(texts, 5):
+            assert marker._spans(text) == [m.span() for m in marker.pattern.finditer(text)]
+            checked += 1
+    assert checked == 1500
+    assert Highlighter(["graph", "ıd"])._rules is None  # "ı" matches "i" under IGNORECASE
+    assert Highlighter(["ıd"]).mark("an ID") == "an <mark>ID</mark>"
 
 
 def test_highlighter_marks_accented_and_plain_words_of_one_text_in_order() -> None:

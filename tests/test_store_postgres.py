@@ -258,6 +258,38 @@ def test_rarer_words_weigh_more_and_titles_more_than_abstracts(postgres_url: str
         assert ranked[:2] == ["2601.00003", "2601.00001"]
 
 
+def test_a_ranking_uses_the_word_counts_its_plan_just_read_once(
+        pg: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's term_doc_counts serve the ranking that follows (one lexicon read a search),
+    once and only for an instant: the next ranking, or one after a write, reads them again."""
+    from papersift.store.postgres import search as pg_search
+
+    pg.papers.upsert_papers([prepare_record(paper(n, f"Graph lattices {n}" if n <= 5 else
+                                                  f"Sparse codes {n}", abstract="Nothing."))
+                             for n in range(1, 31)])
+    reads: list[str] = []
+    rows = pg.search.rows
+    monkeypatch.setattr(pg.search, "rows", lambda sql, *a: (
+        reads.append(sql) if "FROM lexicon" in sql else None, rows(sql, *a))[1])
+    query = KeywordQuery([Term("graph"), Term("lattice")], "OR")
+    tokens = ["graph", "lattic"]
+
+    assert pg.search.term_doc_counts(tokens) == {"graph": 5, "lattic": 5}
+    first = pg.search.keyword_search(query, (2.0, 1.0, 0.5))
+    assert len(reads) == 1 and len(first) == 5  # the ranking took the plan's counts
+    assert pg.search.keyword_search(query, (2.0, 1.0, 0.5)) == first
+    assert len(reads) == 2  # used once: this ranking read them itself
+
+    pg.search.term_doc_counts(tokens)
+    pg.papers.upsert_papers([prepare_record(paper(n, "Graph theory", abstract="Nothing."))
+                             for n in range(31, 51)])
+    monkeypatch.setattr(pg_search, "JUST_READ_SECONDS", 0.0)  # the plan's counts are too old
+    after = pg.search.keyword_search(query, (2.0, 1.0, 0.5), limit=100)
+    assert len(reads) == 4 and len(after) == 25
+    # "graph" is in 25 of 50 papers now: it weighs less than the plan's counts (5 of 30) said.
+    assert dict(after)[first[0][0]] < dict(first)[first[0][0]]
+
+
 def test_text_postgresql_cannot_hold_is_stored_without_it(pg: Store) -> None:
     report = pg.papers.upsert_papers([prepare_record(paper(1, "Null\x00 bytes in a title"))])
     assert report.new == ["2601.00001"]

@@ -54,17 +54,24 @@ def score_fusion(keyword: Mapping[int, float], semantic: Mapping[int, float],
     items = set(keyword) | set(semantic)
     if not items:
         return []
-    top_kw = max((s for s in keyword.values() if s > 0), default=0.0)
-    cosines = [semantic[i] for i in items if i in semantic]
-    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    # In numpy, as the same float64 operations in the same order: a search fuses twice, and
+    # per item in Python this was a tenth of a hybrid query's CPU at a million papers.
+    ids = np.fromiter(items, dtype=np.int64, count=len(items))
+    listed = ids.tolist()
+    kw = np.fromiter((keyword.get(i, 0.0) for i in listed), dtype=np.float64, count=len(listed))
+    has_sem = np.fromiter((i in semantic for i in listed), dtype=bool, count=len(listed))
+    sem = np.fromiter((semantic.get(i, 0.0) for i in listed), dtype=np.float64,
+                      count=len(listed))
+    positive = kw[kw > 0]
+    top_kw = float(positive.max()) if positive.size else 0.0
+    cosines = sem[has_sem]
+    low, high = (float(cosines.min()), float(cosines.max())) if cosines.size else (0.0, 0.0)
     span = high - low
-    fused = []
-    for item in items:
-        kw = keyword.get(item, 0.0) / top_kw if top_kw > 0 else 0.0
-        sem = ((semantic[item] - low) / span if span > 0 else 1.0) if item in semantic else 0.0
-        fused.append((item, keyword_weight * max(kw, 0.0) + (1.0 - keyword_weight) * sem))
-    fused.sort(key=lambda kv: (-kv[1], kv[0]))
-    return fused
+    kw_part = np.maximum(kw / top_kw, 0.0) if top_kw > 0 else np.zeros_like(kw)
+    sem_part = np.where(has_sem, (sem - low) / span if span > 0 else 1.0, 0.0)
+    fused = keyword_weight * kw_part + (1.0 - keyword_weight) * sem_part
+    order = np.lexsort((ids, -fused))  # best first, ties by pk
+    return list(zip(ids[order].tolist(), fused[order].tolist(), strict=True))
 
 
 def feedback_vector(query: np.ndarray, vectors: np.ndarray, fused: Sequence[float],

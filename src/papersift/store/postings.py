@@ -164,19 +164,23 @@ class StoredPostings:
         return cached[1]
 
     def _best_live(self, pks: np.ndarray, scores: np.ndarray, fresh: list[tuple[int, float]],
-                   limit: int) -> list[tuple[int, float]]:
+                   limit: int, duplicates: Sequence[int] | None = None
+                   ) -> list[tuple[int, float]]:
         """The best `limit` of the scored papers and those the database ranked itself
         (`fresh`), duplicates left out as the database's ranking leaves them out (read from
-        their partial index: a few hundred at a million papers)."""
+        their partial index, a few hundred at a million papers, unless the caller has them)."""
         if fresh:
             pks = np.concatenate([pks, np.asarray([pk for pk, _ in fresh], np.int64)])
             scores = np.concatenate([scores, np.asarray([s for _, s in fresh])])
-        duplicates = [r[0] for r in self._query(
-            "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
-        if duplicates:
-            live = ~np.isin(pks, np.asarray(duplicates, dtype=np.int64))
-            pks, scores = pks[live], scores[live]
-        return [(int(pks[i]), float(scores[i])) for i in best_first(pks, scores, limit)]
+        if duplicates is None:
+            duplicates = [r[0] for r in self._query(
+                "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
+        # The best `limit` live papers are among the best `limit` + duplicates of them all
+        # (the order is total): only those are looked up among the duplicates.
+        chosen = best_first(pks, scores, limit + len(duplicates))
+        if len(duplicates):
+            chosen = chosen[~np.isin(pks[chosen], np.asarray(duplicates, dtype=np.int64))]
+        return [(int(pks[i]), float(scores[i])) for i in chosen[:limit]]
 
 
 def _drain(step: Callable[[], tuple[int, int]]) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,6 +37,8 @@ _OPERATORS = ("AND", "OR", "NOT")
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
 _DOC_COUNTS_MAX = 200_000
 _COUNTS_LOCK = threading.Lock()
+# How long the counts a search plan read serve its ranking (see Search._statistics).
+JUST_READ_SECONDS = 1.0
 
 
 def quote_lexeme(lexeme: str) -> str:
@@ -105,6 +108,9 @@ class Search(Concern):
     def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
         super().__init__(conn, location)
         self._postings = KeywordPostings(conn, location)
+        # (when, counts, size) of the last term_doc_counts: the search plan reads them, and
+        # the ranking a moment later needs the same again (see _statistics).
+        self._just_read: tuple[float, dict[str, int], int] | None = None
 
     # ------------------------------------------------------------ term statistics
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
@@ -127,16 +133,37 @@ class Search(Concern):
         writers keep (migration 0008): one key lookup each, current at every commit."""
         if not tokens:
             return {}
-        found = dict(self.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(%s)",
-                               (list(tokens),)))
-        return {token: int(found.get(token, 0)) for token in tokens}
+        counts, size = self._read_statistics(list(tokens))
+        self._just_read = (time.monotonic(), counts, size)
+        return {token: int(counts.get(token, 0)) for token in tokens}
 
-    def _counts(self, queries: dict[str, str]) -> dict[str, int]:
+    def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
+        """(the papers that hold each token, the store's size: its highest pk), in one round
+        trip."""
+        rows = self.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(%s)"
+                         " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
+        size = next(int(n) for lexeme, n in rows if lexeme is None)
+        found = {lexeme: int(n) for lexeme, n in rows if lexeme is not None}
+        return {token: found.get(token, 0) for token in tokens}, size
+
+    def _statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
+        """The tokens' paper counts and the store's size, as term_doc_counts read them an
+        instant ago when it read all of these tokens (a search's plan, then its ranking: one
+        round trip fewer, and no older than two statements in separate snapshots would be),
+        else read now. Used once: a later ranking reads them again."""
+        just, self._just_read = self._just_read, None
+        if (just is not None and time.monotonic() - just[0] < JUST_READ_SECONDS
+                and all(token in just[1] for token in tokens)):
+            return {token: just[1][token] for token in tokens}, just[2]
+        return self._read_statistics(tokens)
+
+    def _counts(self, queries: dict[str, str], size: int) -> dict[str, int]:
         """{key: papers matching its tsquery text (a prefix's)}, cached per database and
-        read again when the store has grown by 2,000 papers (counts drift slowly)."""
+        read again when the store (of `size`, its highest pk) has grown by 2,000 papers
+        (counts drift slowly)."""
         if not queries:
             return {}
-        generation = self._size() // 2000
+        generation = size // 2000
         with _COUNTS_LOCK:
             cache = _DOC_COUNTS.setdefault(self.location, {})
             found = {k: c[0] for k in queries if (c := cache.get(k)) and c[1] == generation}
@@ -166,9 +193,9 @@ class Search(Concern):
             f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= %s{bound} ORDER BY lexeme"
             " LIMIT %s", (prefix, *([after] if after else []), int(limit))))
 
-    def _average_length(self) -> float:
+    def _average_length(self, size: int) -> float:
         """The papers' average length (LENGTH), cached like the document counts."""
-        generation = self._size() // 2000
+        generation = size // 2000
         with _COUNTS_LOCK:
             cached = _DOC_COUNTS.setdefault(self.location, {}).get(" length")
         if cached is None or cached[1] != generation:
@@ -182,24 +209,25 @@ class Search(Concern):
         """Papers in the index (duplicates too), cheaply: the highest pk."""
         return int(self.value("SELECT coalesce(max(pk), 0) FROM papers"))
 
-    def _idf(self, terms: list[Term]) -> list[float]:
-        """idf of each term: a word or phrase by its rarest token, a prefix by its matches."""
+    def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
+        """idf of each term (a word or phrase by its rarest token, a prefix by its matches),
+        and the store's size (its highest pk), read in the same round trip as the counts."""
         tokens = self.index_tokens([t.text for t in terms if not t.prefix])
         per_term: dict[int, list[str]] = {}
         it = iter(tokens)
         for i, term in enumerate(terms):
             if not term.prefix:
                 per_term[i] = next(it)
-        counts = self.term_doc_counts(sorted({tok for toks in per_term.values() for tok in toks}))
+        counts, size = self._statistics(sorted({tok for toks in per_term.values() for tok in toks}))
         counts |= self._counts({f"prefix:{t.text}": f"{quote_lexeme(t.text)}:*"
-                                for t in terms if t.prefix})
-        documents = max(self._size(), 1)
+                                for t in terms if t.prefix}, size)
+        documents = max(size, 1)
         result = []
         for i, term in enumerate(terms):
             keys = per_term.get(i, [f"prefix:{term.text}"])
             matching = min((counts.get(k, 0) for k in keys), default=0)
             result.append(idf(documents, matching))
-        return result
+        return result, size
 
     # -------------------------------------------------------------- filters
     def _filter_sql(self, filters: SearchFilters | None, alias: str = "p"
@@ -298,9 +326,14 @@ class Search(Concern):
                 tokens.append(found[0])
         if not kept:
             return None
-        factors = [w * max(1, int(t.weight)) for t, w in zip(kept, self._idf(kept), strict=True)]
+
+        def statistics() -> tuple[list[float], float]:
+            idfs, size = self._idf(kept)
+            return ([w * max(1, int(t.weight)) for t, w in zip(kept, idfs, strict=True)],
+                    self._average_length(size))
+
         return self._postings.rank(
-            tokens, factors, weights, self._average_length(), limit, first,
+            tokens, statistics, weights, limit, first,
             lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit))
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
@@ -310,10 +343,10 @@ class Search(Concern):
         match, match_params, scored = tsquery_sql(query)
         where, filter_params = self._filter_sql(filters)
         array, scale = rank_weights(weights)
-        average = self._average_length()
+        idfs, size = self._idf([t for t, _, _ in scored])
+        average = self._average_length(size)
         frequencies, frequency_params, terms, term_params = [], [], [], []
-        for i, ((term, sql, param), weight) in enumerate(zip(
-                scored, self._idf([t for t, _, _ in scored]), strict=True)):
+        for i, ((term, sql, param), weight) in enumerate(zip(scored, idfs, strict=True)):
             # ts_rank_cd of one term, without normalisation: the weights of its occurrences.
             frequencies.append(f"%s * ts_rank_cd(%s::float4[], d.fts, {sql}, 0) AS t{i}")
             frequency_params += [scale, array, param]
