@@ -15,9 +15,14 @@ from papersift.ingest.stage import add_records
 from papersift.search import Embed, search, similar_papers
 from papersift.search.ann import SavedVectors, VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
-from papersift.search.neighbours import open_neighbours
-from papersift.settings import Settings
-from papersift.store import Store
+from papersift.search.neighbours import (
+    LocalNeighbours,
+    StoreNeighbours,
+    open_neighbours,
+    refresh_local_index,
+)
+from papersift.settings import Settings, SettingsError
+from papersift.store import Store, open_store
 from tests.store_sql import run_sql
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
 
@@ -132,6 +137,31 @@ def test_similar_papers_and_index_updates(corpus: Store, search_settings: Settin
 
 
 @pytest.mark.slow
+def test_vector_search_local_walks_this_machines_file_on_either_backend(
+        corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    """`vector_search = local`: the embed stage keeps a hnswlib file of the store's vectors
+    (PostgreSQL's too, beside its own HNSW index), and search walks it, finding what the
+    store's index finds. A value that is neither setting is an error that names it."""
+    local = search_settings.replace(vector_search="local")
+    model = local_embedder.model_id
+    in_store = corpus.embeddings.indexes_vectors()
+    report = Embed(embedder=local_embedder).run(corpus, local)
+    assert report.details["local_index" if in_store else "index"]["size"] == 5
+    if in_store:  # the store's own index is still kept (other machines may walk it)
+        assert report.details["index"]["in_store"] is True
+    assert isinstance(open_neighbours(corpus, local, model), LocalNeighbours)
+    assert isinstance(open_neighbours(corpus, search_settings, model),
+                      StoreNeighbours if in_store else LocalNeighbours)
+    for query in ("teaching an agent with written criticism", "folding proteins"):
+        for mode in ("semantic", "hybrid"):
+            by_store = search(corpus, search_settings, query, mode=mode, embedder=local_embedder)
+            by_file = search(corpus, local, query, mode=mode, embedder=local_embedder)
+            assert ids(by_file) == ids(by_store) and len(ids(by_file)) >= 3
+    with pytest.raises(SettingsError, match="vector_search is 'nearby'"):
+        open_neighbours(corpus, search_settings.replace(vector_search="nearby"), model)
+
+
+@pytest.mark.slow
 def test_a_backfill_builds_the_store_index_once_and_the_next_run_mends_a_stopped_one(
         store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
     """`embed --backfill` drops PostgreSQL's HNSW index, writes, and builds it once; a run
@@ -160,6 +190,47 @@ def test_a_backfill_builds_the_store_index_once_and_the_next_run_mends_a_stopped
     assert [h.paper_id for h in search(store, search_settings, "written feedback for agents",
                                        mode="semantic", embedder=local_embedder).hits][:1] \
         == ["2503.00001"]
+
+
+def test_refresh_local_index_keeps_a_machines_file_current_with_the_stores_vectors(
+        settings: Settings, store: Store) -> None:
+    """`vector_search = local` on a store with an index of its own: refresh_local_index builds
+    this machine's file, does nothing while nothing commits, and adds what another machine
+    wrote; two updates at once take turns. A store without an index of its own (SQLite)
+    leaves it to `embed`."""
+    import threading
+
+    local = settings.replace(vector_search="local")
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(40, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    add_records(store, [paper(f"2504.{i:05d}", f"t{i}", f"a{i}") for i in range(40)])
+    store.embeddings.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i])
+                                                   for i in range(30)])
+    version, report = refresh_local_index(store, local, "test:model")
+    if not store.embeddings.indexes_vectors():
+        assert report is None and load_index(local, "test:model") is None
+        return
+    assert report is not None and report["added"] == 30
+    assert refresh_local_index(store, local, "test:model", version) == (version, None)
+    assert refresh_local_index(store, settings, "test:model")[1] is None  # store: the HNSW
+    store.embeddings.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i])
+                                                   for i in range(30, 40)])
+    reports: list[dict] = []
+
+    def another_worker() -> None:
+        with open_store(local) as own:
+            reports.append(refresh_local_index(own, local, "test:model", version)[1])
+
+    threads = [threading.Thread(target=another_worker) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(r["added"] for r in reports) == [0, 10]  # one after the other
+    index = load_index(local, "test:model")
+    assert index.count == 40
+    assert index.search(vectors[35], 1)[0][0] == store.search.pk_of("2504.00035")
 
 
 def test_exact_and_graph_search_agree(tmp_path: Path, settings: Settings, store: Store) -> None:

@@ -36,6 +36,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Where the store lives: empty for the SQLite file papersift.db in the data dir, "
             "sqlite:///path/to/file.db, or postgresql://user:password@host/dbname (needs the "
             "postgres extra: pip install 'papersift[postgres]')."),
+    Setting("vector_search", str, "store",
+            "Where semantic search walks its graph: store (the store's own index when it keeps "
+            "one: PostgreSQL's pgvector HNSW, shared by every machine) or local (a hnswlib file "
+            "in this machine's data dir, built from the store's vectors by `papersift embed`: "
+            "the walks leave the database server; the SQLite store always searches locally)."),
+    Setting("local_index_refresh", float, 600.0,
+            "With vector_search = local on PostgreSQL: seconds between `serve`'s checks that "
+            "bring this machine's index file up to date with the store's vectors (it also does "
+            "so before serving; 0: only `papersift embed` updates it)."),
     Setting("vector_index_memory_mb", int, 2048,
             "Memory PostgreSQL may use to build its vector index after `embed --backfill` "
             "(about 1.3 GB per million papers keeps the whole graph in memory, much faster)."),

@@ -18,6 +18,8 @@ from papersift.cli.digest import parse_at, start_digest_clock
 from papersift.errors import PapersiftError, UsageError
 from papersift.pipeline import every_source_failed, update
 from papersift.search import onnx_export
+from papersift.search.embed import default_embedder
+from papersift.search.neighbours import refresh_local_index, searches_locally
 from papersift.search.onnx_export import model_ready
 from papersift.settings import Settings
 from papersift.sources import parse_spec
@@ -130,6 +132,7 @@ def _serve(host: str, port: int, workers: int, update_every: str | None,
 
     settings = common.settings()
     _prepare_model(settings)
+    _keep_local_index(settings)
     if update_every:
         _updater(parse_every(update_every))
     if digest_at:
@@ -160,6 +163,40 @@ def _prepare_model(settings: Settings) -> None:
         common.say(f"semantic search is off: the model could not be exported ({exc})")
         return
     common.say(f"the embedding model is ready ({time.monotonic() - started:.0f} s)")
+
+
+def _keep_local_index(settings: Settings) -> None:
+    """With `vector_search = local` on PostgreSQL: this machine's index file brought up to
+    date before serving (the first time, a million vectors take about ten minutes), then
+    every `local_index_refresh` seconds by a thread of this process (the workers reload it)."""
+    try:
+        with common.store() as store:
+            if not (store.embeddings.indexes_vectors() and searches_locally(store, settings)):
+                return
+            model = default_embedder(settings).model_id
+            common.say("bringing this machine's vector index up to date with the store...")
+            version, report = refresh_local_index(store, settings, model)
+    except PapersiftError as exc:  # the site still serves; search says what is missing
+        common.say(f"the local vector index was not updated: {exc}")
+        return
+    if report is not None:
+        common.say(f"the local vector index holds {report['size']:,} vectors"
+                   f" ({report['added']:,} added, {report['removed']:,} removed)")
+    every = settings.local_index_refresh
+    if every <= 0:
+        return
+
+    def loop() -> None:
+        seen = version
+        while True:
+            time.sleep(every)
+            try:
+                with common.store() as store:
+                    seen, _ = refresh_local_index(store, settings, model, seen)
+            except Exception as exc:  # keep serving; the next round tries again
+                common.say(f"refreshing the local vector index failed: {exc}")
+
+    threading.Thread(target=loop, name="papersift-vector-index", daemon=True).start()
 
 
 @app.command("serve")

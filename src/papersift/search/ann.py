@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import threading
@@ -199,9 +200,18 @@ def update_index(store: Store, settings: Settings, model: str,
 
     Adding reports Progress('search index', vectors added, vectors to add).
     """
-    started = time.perf_counter()
     folder = settings.paths.vector_index(model)
     folder.mkdir(parents=True, exist_ok=True)
+    # One update of a folder at a time (an `update` from cron beside `serve`'s refresh, two
+    # workers): both would write the same temporary files. The second then finds little to do.
+    with open(folder / "update.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _update(store, settings, model, folder, on_progress)
+
+
+def _update(store: Store, settings: Settings, model: str, folder: Path,
+            on_progress: OnProgress) -> dict[str, Any]:
+    started = time.perf_counter()
     current = store.embeddings.embedding_state(model)
     index, old_state, deleted = _saved(folder, model)
     to_add = [pk for pk, h in current.items() if old_state.get(pk) != h]
@@ -209,6 +219,7 @@ def update_index(store: Store, settings: Settings, model: str,
     report = {"model": model, "added": len(to_add), "removed": len(to_drop),
               "size": len(current), "seconds": 0.0}
     if not to_add and not to_drop and index is not None:
+        report["seconds"] = round(time.perf_counter() - started, 2)  # reading the state
         return report
     if index is None:
         # A fresh build: every deleted label would only waste space.

@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from papersift.search.ann import VectorIndex, load_index, update_index
-from papersift.settings import Settings
+from papersift.settings import Settings, SettingsError
 from papersift.store import SearchFilters, Store
 
 
@@ -76,14 +76,39 @@ def _count(store: Store, model: str) -> int:
     return count
 
 
+def searches_locally(store: Store, settings: Settings) -> bool:
+    """Whether semantic search walks the local file: always for a store without an index of
+    its own, and for one with it (PostgreSQL) when the `vector_search` setting says local."""
+    choice = settings.vector_search.strip().lower()
+    if choice not in ("store", "local"):
+        raise SettingsError(f"vector_search is {settings.vector_search!r}: use store or local")
+    return choice == "local" or not store.embeddings.indexes_vectors()
+
+
 def open_neighbours(store: Store, settings: Settings, model: str,
                     filters: SearchFilters | None = None) -> Neighbours | None:
-    """The store's index when it keeps one, else the local file (built from the store's
-    vectors the first time it is needed); None when there is nothing to search."""
-    if store.embeddings.indexes_vectors():
+    """The store's index when it keeps one (unless the settings ask for the local file), else
+    the local file (built from the store's vectors the first time it is needed); None when
+    there is nothing to search."""
+    if not searches_locally(store, settings):
         return StoreNeighbours(store, model, filters)
     index = load_index(settings, model)
     if index is None and store.embeddings.count_embeddings(model):
         update_index(store, settings, model)
         index = load_index(settings, model)
     return None if index is None else LocalNeighbours(index, store, filters)
+
+
+def refresh_local_index(store: Store, settings: Settings, model: str,
+                        seen_version: int | None = None) -> tuple[int, dict[str, object] | None]:
+    """Bring this machine's index file up to date with the store's vectors when semantic
+    search walks it and another machine may write them (`vector_search = local` on a store
+    with an index of its own): (the store's data_version now, update_index's report, or None
+    when nothing was done: not searching locally, or nothing committed since `seen_version`).
+    `serve` calls it before serving and then every `local_index_refresh` seconds."""
+    version = store.data_version()
+    if not (store.embeddings.indexes_vectors() and searches_locally(store, settings)):
+        return version, None
+    if seen_version is not None and version == seen_version:
+        return version, None
+    return version, update_index(store, settings, model)

@@ -9,6 +9,7 @@ from papersift.plugins import plugins
 from papersift.search.ann import update_index
 from papersift.search.embed import Embedder, default_embedder, embedding_text, text_hash
 from papersift.search.engines import embed_job
+from papersift.search.neighbours import searches_locally
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
@@ -38,7 +39,7 @@ class Embed:
 
     Killing it loses at most one chunk; running it again resumes. Then the local
     nearest-neighbour index is brought up to date (unless `update_index` is False, or the
-    store keeps its own index, as PostgreSQL does).
+    store keeps its own index, as PostgreSQL does, and `vector_search` is not local).
 
     A backfill (millions of vectors into a store that keeps its own index) drops that index
     first and builds it once at the end; every run builds it if it is missing, so a killed
@@ -107,8 +108,11 @@ class Embed:
             # unless this is a backfill (or mends one that was stopped): then built now.
             report.details["index"] = self._build_store_index(store, settings, model, dropped,
                                                               on_progress)
-        elif self.update_index:
-            report.details["index"] = update_index(store, settings, model, on_progress)
+        if self.update_index and searches_locally(store, settings):
+            # This machine's own file (the SQLite store's only index; PostgreSQL's copy
+            # when `vector_search` is local): new vectors added, changed ones replaced.
+            key = "local_index" if "index" in report.details else "index"
+            report.details[key] = update_index(store, settings, model, on_progress)
         return report
 
     def _build_store_index(self, store: Store, settings: Settings, model: str, dropped: bool,
