@@ -44,7 +44,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("local_index_refresh", float, 600.0,
             "With vector_search = local on PostgreSQL: seconds between `serve`'s checks that "
             "bring this machine's index file up to date with the store's vectors (it also does "
-            "so before serving; 0: only `papersift embed` updates it)."),
+            "so before serving; 0: not after that, and `papersift embed` updates it too)."),
     Setting("vector_index_memory_mb", int, 2048,
             "Memory PostgreSQL may use to build its vector index after `embed --backfill` "
             "(about 1.3 GB per million papers keeps the whole graph in memory, much faster)."),
