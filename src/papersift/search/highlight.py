@@ -28,27 +28,25 @@ def _ascii_spans(text: str, rules: list[tuple[str, str]]) -> list[tuple[int, int
     stem's few occurrences are found in C. At each word start the first rule that matches
     wins, as in the pattern's alternation; the matches do not overlap, as finditer's."""
     lowered = text.lower()  # ASCII: the same length, and IGNORECASE's matches exactly
-    found: dict[int, tuple[int, int]] = {}  # start: (rule's order, end)
-    for order, (needle, kind) in enumerate(rules):
+    found: dict[int, int] = {}  # start: end, of the first rule (in order) that matched there
+    for needle, kind in rules:
         at = lowered.find(needle)
         while at >= 0:
-            if (at == 0 or lowered[at - 1] not in _WORD_CHARS) and (
-                    at not in found or found[at][0] > order):
+            if at not in found and (at == 0 or lowered[at - 1] not in _WORD_CHARS):
                 after = at + len(needle)
                 if kind == _PREFIX:
-                    found[at] = (order, _WORD_TAIL.match(lowered, after).end())
+                    found[at] = _WORD_TAIL.match(lowered, after).end()
                 elif kind == _I_OR_Y:
                     if after < len(lowered) and lowered[after] in "iy":
-                        found[at] = (order, _WORD_TAIL.match(lowered, after + 1).end())
+                        found[at] = _WORD_TAIL.match(lowered, after + 1).end()
                 elif after >= len(lowered) or lowered[after] not in _WORD_CHARS:
-                    found[at] = (order, after)
+                    found[at] = after
             at = lowered.find(needle, at + 1)
     spans, last = [], 0
     for start in sorted(found):
         if start >= last:  # finditer goes on after the previous match
-            end = found[start][1]
-            spans.append((start, end))
-            last = end if end > start else start + 1
+            spans.append((start, found[start]))
+            last = found[start]
     return spans
 
 

@@ -85,6 +85,11 @@ class IndexState:
     papers: int          # papers in the build
 
 
+# The keyword_index columns an IndexState holds, and the duplicates' pks: the statements of
+# `state` and `_best_live`, and of PostgreSQL's ranking, which reads both in one round trip.
+STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
+DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
+
 TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
 
 # Per database: the build's paper lengths, and the tail's changed papers (read once a version).
@@ -113,8 +118,7 @@ class StoredPostings:
         raise NotImplementedError
 
     def state(self) -> IndexState | None:
-        rows = self._query("SELECT build, watermark, tail_watermark, tail_version, papers"
-                           " FROM keyword_index")
+        rows = self._query(f"SELECT {STATE_COLUMNS} FROM keyword_index")
         return IndexState(*(int(v) for v in rows[0])) if rows else None
 
     def _newest(self) -> int:
@@ -173,8 +177,7 @@ class StoredPostings:
             pks = np.concatenate([pks, np.asarray([pk for pk, _ in fresh], np.int64)])
             scores = np.concatenate([scores, np.asarray([s for _, s in fresh])])
         if duplicates is None:
-            duplicates = [r[0] for r in self._query(
-                "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL")]
+            duplicates = [r[0] for r in self._query(DUPLICATES_SQL)]
         # The best `limit` live papers are among the best `limit` + duplicates of them all
         # (the order is total): only those are looked up among the duplicates.
         chosen = best_first(pks, scores, limit + len(duplicates))

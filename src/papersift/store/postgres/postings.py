@@ -20,6 +20,8 @@ from papersift.clock import utc_now
 from papersift.store.contracts import StoreError
 from papersift.store.postgres.db import Concern, connect, snapshot, transaction
 from papersift.store.postings import (
+    DUPLICATES_SQL,
+    STATE_COLUMNS,
     TAIL_PAPERS,
     IndexState,
     Postings,
@@ -181,10 +183,8 @@ class KeywordPostings(StoredPostings, Concern):
             # The state, the newest paper and the duplicates in one round trip: on a busy
             # server each statement costs about as much CPU as a thousand postings scored.
             row = self.conn.execute(
-                "SELECT build, watermark, tail_watermark, tail_version, papers,"
-                " (SELECT coalesce(max(pk), 0) FROM papers),"
-                " ARRAY(SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
-                " FROM keyword_index").fetchone()
+                f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
+                f" ARRAY({DUPLICATES_SQL}) FROM keyword_index").fetchone()
             if row is None or not row[0]:
                 return None
             state, newest, duplicates = IndexState(*(int(v) for v in row[:5])), row[5], row[6]

@@ -135,7 +135,7 @@ class Search(Concern):
             return {}
         counts, size = self._read_statistics(list(tokens))
         self._just_read = (time.monotonic(), counts, size)
-        return {token: int(counts.get(token, 0)) for token in tokens}
+        return {token: counts[token] for token in tokens}
 
     def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
         """(the papers that hold each token, the store's size: its highest pk), in one round
