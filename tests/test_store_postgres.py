@@ -105,7 +105,8 @@ def test_data_version_moves_when_page_data_commits_and_not_before(pg: Store) -> 
             assert pg.data_version() == start  # not committed: a page would not see it yet
         assert pg.data_version() == start + 1  # one transaction, one step, however many rows
         writer.readers.add_reader("ada", None, "hash")  # readers' data is not pages' data
-        writer.readers.add_login_failure("name:ada", "2026-01-05T00:00:00Z")
+        assert writer.readers.claim_login_attempt([("name:ada", 5)], "a1", "2026-01-04T23:45:00Z",
+                                                  "2026-01-05T00:00:00Z")
         assert pg.data_version() == start + 1
         with pytest.raises(psycopg.errors.DivisionByZero), writer.conn.transaction():
             writer.conn.execute("UPDATE papers SET title = 'x'")
@@ -478,3 +479,47 @@ def test_nearest_papers_come_from_the_hnsw_index_and_match_exact_search(
 
 def pk_index(pks: np.ndarray, pk: int) -> int:
     return int(np.flatnonzero(pks == pk)[0])
+
+
+def test_the_store_and_the_site_outlive_a_restart_of_the_server(
+        postgres_server: Any, postgres_url: str, tmp_path: Path) -> None:
+    """Stopped under papersift and started again: a 503 while it is down, then service
+    again without restarting papersift (before issue 30 every page failed until then)."""
+    from starlette.testclient import TestClient
+
+    from papersift.ingest.stage import add_records
+    from papersift.settings import load_settings
+    from papersift.store import StoreUnavailable
+    from papersift.web.app import create_app
+
+    settings = load_settings(environ={}, config=tmp_path / "none.toml",
+                             data_dir=str(tmp_path / "data"), database_url=postgres_url)
+    with open_store(postgres_url) as pg, TestClient(create_app(settings)) as site:
+        add_records(pg, [paper(1)])
+        reader = pg.readers.add_reader("ada", None, "hash")
+        assert site.get("/healthz").status_code == 200
+        assert site.get("/papers/2601.00001").status_code == 200
+        postgres_server.stop()
+        try:
+            with pytest.raises(StoreUnavailable):
+                pg.readers.get_reader(reader)
+            down = site.get("/healthz")
+            assert down.status_code == 503 and down.headers["retry-after"] == "5"
+            assert site.get("/papers/2601.00001.json").status_code == 503
+        finally:
+            postgres_server.start()
+        assert pg.readers.get_reader(reader)["name"] == "ada"
+        assert site.get("/healthz").status_code == 200
+        assert site.get("/papers/2601.00001").status_code == 200
+        assert site.get("/topics").status_code == 200
+
+
+def test_a_connection_the_server_ended_is_replaced_before_it_is_used(
+        postgres_server: Any, pg: Store) -> None:
+    reader = pg.readers.add_reader("ada", None, "hash")
+    before = pg.conn.info.backend_pid
+    with postgres_server.admin() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (before,))
+    time.sleep(0.2)  # the server's notice reaches the idle socket
+    assert pg.readers.get_reader(reader)["name"] == "ada"  # no error on the first use
+    assert pg.conn.info.backend_pid != before

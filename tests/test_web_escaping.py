@@ -245,7 +245,7 @@ def log_in_a_reader(client: TestClient, settings: Settings) -> Pages:
         urls.ME_PROFILE: [FOLLOWED.partition(":")[2], LABEL, FEEDBACK, "retired", READER_EMAIL],
         urls.me_collection("reading list"): [TITLE],
         # A one-click link that is not signed: the same refusal page every time it is opened.
-        Request(links.PATH + quote('<x-injected id="link">'), method="GET", status=400): [],
+        Request(urls.link('<x-injected id="link">'), method="GET", status=400): [],
     }
 
 
@@ -257,10 +257,10 @@ def forms_and_links(client: TestClient, settings: Settings) -> Pages:
                            client.get(urls.LOGIN).text).group(1)
     csrf = re.search(r'name="csrf" value="([^"]+)"', client.get(urls.ME).text).group(1)
     with open_store(settings) as store:
-        reader_id = store.readers.find_reader("mallory")["id"]
-    rating, password = (urlsplit(links.make_link(settings, reader_id, action, paper)).path
+        reader = store.readers.find_reader("mallory")
+    rating, password = (urlsplit(links.make_link(settings, reader, action, paper)).path
                         for action, paper in (("up", "2611.00004"), ("set_password", None)))
-    assert client.get(rating).status_code == 200  # used once: from now on, "already used"
+    assert client.post(rating).status_code == 200  # used once: from now on, "already used"
     return {
         # No such name: the same answer as a wrong password, without hashing one.
         Request(urls.LOGIN, (("form_token", form_token), ("name", "nobody"),
@@ -272,7 +272,7 @@ def forms_and_links(client: TestClient, settings: Settings) -> Pages:
         Request(urls.SIGNUP, (("form_token", form_token), ("name", BAD_NAME),
                               ("password", PASSWORD)), status=400): ["a name is 2 to 40"],
         Request(urls.ME_FEED_TOKEN, (("csrf", csrf),)): [f"{urls.ME_FEED}?token="],
-        Request(rating, method="GET", status=409): ["already used"],
+        Request(rating, method="POST", status=409): ["already used"],
         password: ["Choose a password"],
     }
 

@@ -136,7 +136,11 @@ SETTINGS: tuple[Setting, ...] = (
             "data dir as secret.key)."),
     Setting("session_days", int, 30, "Days a reader stays logged in."),
     Setting("login_attempts", int, 5,
-            "Failed logins allowed per name in 15 minutes (four times as many per address)."),
+            "Failed logins allowed per name from one address in 15 minutes (four times as many "
+            "per address, ten times as many per name from all addresses; past that, a sign-in "
+            "link by email still lets the owner in)."),
+    Setting("signup_attempts", int, 10,
+            "Sign-up attempts allowed per address in 15 minutes."),
     Setting("feed_days", int, 7, "Days of new papers a reader's feed ranks."),
     Setting("feed_size", int, 30, "Papers in a reader's feed."),
     # -- delivery (email digests)

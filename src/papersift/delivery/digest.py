@@ -3,14 +3,18 @@
 Safe from cron and from `serve --digest-at`: a reader's digest of a day is recorded
 (pending) before it is sent and marked sent once the SMTP server accepted it, so a run
 killed midway, or a server that refused, is finished by the next run with the same papers
-and the same Message-ID; a paper sent once is never sent again.
+and the same Message-ID; a paper sent once is never sent again. Runs that overlap claim
+each digest before sending it (`claim_digest`), so no reader gets a day's digest twice.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 import time
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
@@ -25,8 +29,18 @@ from papersift.recommend.feed import build_feed
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
+from papersift.web import urls
+from papersift.web.urls import absolute
 
 MAX_CATCH_UP_DAYS = 30  # a reader back after months gets the best of the last month
+# A run claims each digest before sending it, for at least this long (4 SMTP timeouts if
+# longer): overlapping runs skip it, and a run killed mid-send frees it when the time is up.
+CLAIM_SECONDS = 600
+
+
+def _claimant() -> str:
+    """Who holds a claim (for the curious: the claim's time is what counts)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -50,6 +64,10 @@ def _window_days(last_sent_at: str | None, day: date, settings: Settings) -> int
         return int(settings.feed_days)
     since = (day - date.fromisoformat(last_sent_at[:10])).days
     return max(1, min(MAX_CATCH_UP_DAYS, since))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def message_id(settings: Settings, reader_id: int, day: str) -> str:
@@ -78,7 +96,7 @@ def compose(store: Store, settings: Settings, reader: dict[str, Any], day: date,
     entries = [_entry(settings, reader, rows[p], ranked.get(p)) for p in papers if p in rows]
     if not entries:
         return None
-    unsubscribe = make_link(settings, reader["id"], "unsubscribe")
+    unsubscribe = make_link(settings, reader, "unsubscribe")
     text, html = render_digest(settings, reader, day, entries, unsubscribe)
     return Composed([e["id"] for e in entries],
                     _message(settings, reader, day, text, html, unsubscribe, len(entries)))
@@ -86,16 +104,16 @@ def compose(store: Store, settings: Settings, reader: dict[str, Any], day: date,
 
 def _entry(settings: Settings, reader: dict[str, Any], row: dict[str, Any],
            ranked: dict[str, Any] | None) -> dict[str, Any]:
-    base = settings.base_url.rstrip("/")
     summary = row.get("summary") or {}
     return {
         "id": row["id"], "title": " ".join(row["title"].split()),
         "authors": ", ".join(a["name"] for a in row["lead_authors"])
         + (" et al." if row["n_authors"] > len(row["lead_authors"]) else ""),
         "blurb": summary.get("blurb") or " ".join(row["abstract"].split()[:60]) + " …",
-        "url": f"{base}/papers/{row['id']}", "arxiv": f"https://arxiv.org/abs/{row['id']}",
+        "url": absolute(settings, urls.paper(row["id"])),
+        "arxiv": f"https://arxiv.org/abs/{row['id']}",
         "reasons": [r["text"] for r in (ranked or {}).get("reasons", [])][:3],
-        "links": {action: make_link(settings, reader["id"], action, row["id"])
+        "links": {action: make_link(settings, reader, action, row["id"])
                   for action in ("up", "down", "not_interested")},
     }
 
@@ -165,6 +183,18 @@ def _send_one(store: Store, settings: Settings, mailer: Mailer, target: dict[str
         return
     digest = store.delivery.start_digest(reader["id"], day.isoformat(),
                                          composed.message["Message-ID"], composed.papers)
+    now = datetime.now(UTC)
+    lease = now + timedelta(seconds=max(CLAIM_SECONDS, 4 * float(settings.smtp_timeout)))
+    if not store.delivery.claim_digest(digest["id"], _claimant(), _iso(lease), _iso(now)):
+        report.counts["already"] += 1  # another run sends it, or has sent it
+        return
+    if digest["papers"] != composed.papers:  # another run recorded this day's digest first
+        composed = compose(store, settings, reader, day, target["last_sent_at"],
+                           digest["papers"])
+        if composed is None:
+            store.delivery.mark_digest_failed(digest["id"], "its papers are no longer stored")
+            report.counts["empty"] += 1
+            return
     try:
         mailer.send(composed.message)
     except SendError as exc:
@@ -172,7 +202,7 @@ def _send_one(store: Store, settings: Settings, mailer: Mailer, target: dict[str
         report.counts["failed"] += 1
         report.failures.append({"source": reader["name"], "error": str(exc)})
         return
-    sent_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    sent_at = _iso(datetime.now(UTC))
     store.delivery.mark_digest_sent(digest["id"], sent_at)
     store.readers.mark_shown(reader["id"], composed.papers, sent_at)
     report.counts["sent"] += 1

@@ -20,8 +20,14 @@ from papersift.store import Store, StoreConflict
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{1,39}$")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 MIN_PASSWORD = 10
+MIN_DISTINCT = 5  # "          " or "aaaaaaaaaa" is ten characters and no password
 MAX_PASSWORD = 1024  # argon2 hashes anything, but a megabyte "password" is an attack
 RATE_WINDOW = timedelta(minutes=15)
+# Failed logins allowed in RATE_WINDOW, as multiples of the login_attempts setting: per name
+# from one address (what one guesser meets), per address (one guesser, many names), and per
+# name from every address (many guessers, one name). One address's guesses never keep the
+# owner out from another; past the last limit the owner still gets in by an emailed link.
+NAME_FROM_ADDRESS, ADDRESS, NAME = 1, 4, 10
 INVITATION_DAYS = 14
 SIGNUP_MODES = ("open", "invite", "closed")
 _hasher = PasswordHasher()
@@ -71,6 +77,9 @@ def check_password(password: str) -> str:
         raise AccountError(f"a password needs at least {MIN_PASSWORD} characters")
     if len(password) > MAX_PASSWORD:
         raise AccountError(f"a password has at most {MAX_PASSWORD} characters")
+    if len(set(password.strip())) < MIN_DISTINCT:
+        raise AccountError(f"a password needs at least {MIN_DISTINCT} different characters "
+                           "(not counting spaces at either end)")
     return password
 
 
@@ -94,20 +103,31 @@ def add_reader(store: Store, name: str, password: str, email: str | None = None)
 
 
 def sign_up(store: Store, settings: Settings, name: str, password: str,
-            email: str | None = None, invitation: str | None = None) -> Session:
-    """An account made from the site: open, by invitation, or refused (the `signup` setting)."""
+            email: str | None = None, invitation: str | None = None,
+            address: str = "") -> Session:
+    """An account made from the site: open, by invitation, or refused (the `signup` setting).
+    An invitation code is checked before the name, so a wrong code tells nothing of which names
+    exist; attempts from one address are limited."""
     mode = settings.signup
     if mode not in SIGNUP_MODES:
         raise UsageError(f"signup must be one of {', '.join(SIGNUP_MODES)}, not {mode!r}")
     if mode == "closed":
         raise AccountError("sign-up is closed here: ask the admin for an account")
+    now = _now()
+    limit = int(settings.signup_attempts)
+    if not store.readers.claim_login_attempt([(f"signup:{address}", limit)],
+                                             secrets.token_urlsafe(12),
+                                             _iso(now - RATE_WINDOW), _iso(now)):
+        raise AccountError("too many sign-ups from your address; wait 15 minutes and try again")
     code = (invitation or "").strip()
     if mode == "invite" and not code:
         raise AccountError("sign-up here is by invitation: enter the code you were given")
+    if mode == "invite" and not store.readers.invitation_open(token_hash(code), _iso(now)):
+        raise AccountError("that invitation code is unknown, used or expired")
     reader_id = add_reader(store, name, password, email)
     if mode == "invite" and not store.readers.use_invitation(token_hash(code), reader_id,
-                                                             _iso(_now())):
-        store.readers.remove_reader(reader_id)
+                                                             _iso(now)):
+        store.readers.remove_reader(reader_id)  # another sign-up spent the code meanwhile
         raise AccountError("that invitation code is unknown, used or expired")
     return start_session(store, settings, reader_id)
 
@@ -119,26 +139,48 @@ def start_session(store: Store, settings: Settings, reader_id: int) -> Session:
     return Session(token, csrf, store.readers.get_reader(reader_id) or {}, expires)
 
 
+def login_limits(settings: Settings, name: str, address: str) -> list[tuple[str, int]]:
+    """(key, failures allowed in RATE_WINDOW) that a login of this name from this address meets."""
+    name_key, attempts = (name or "").strip().lower(), int(settings.login_attempts)
+    return [(f"name:{name_key}|ip:{address}", NAME_FROM_ADDRESS * attempts),
+            (f"ip:{address}", ADDRESS * attempts), (f"name:{name_key}", NAME * attempts)]
+
+
 def log_in(store: Store, settings: Settings, name: str, password: str,
            address: str = "") -> Session:
     """A session for a reader whose password matches; LoginRefused (the same message whatever
-    was wrong) otherwise, and once a name or an address has failed too often recently."""
+    was wrong) otherwise, and once a name or an address has failed too often recently.
+
+    The attempt is counted before the password is checked, in one step with the check of
+    the limits (concurrent tries cannot all pass), and a right password takes its count back.
+    An unknown name costs the same hash as a known one, so the time tells nothing."""
     now = _now()
-    keys = [f"name:{(name or '').strip().lower()}", f"ip:{address}"]
-    limits = [int(settings.login_attempts), 4 * int(settings.login_attempts)]
-    since = _iso(now - RATE_WINDOW)
-    for key, limit in zip(keys, limits, strict=True):
-        if store.readers.login_failures_since(key, since) >= limit:
-            raise LoginRefused("too many failed logins; wait 15 minutes and try again")
+    limits = login_limits(settings, name, address)
+    attempt = secrets.token_urlsafe(12)
+    if not store.readers.claim_login_attempt(limits, attempt, _iso(now - RATE_WINDOW),
+                                             _iso(now)):
+        raise LoginRefused("too many failed logins; wait 15 minutes and try again, or ask "
+                           "for a sign-in link by email")
     reader = store.readers.find_reader((name or "").strip())
-    if reader is None or not _verify(reader["password_hash"], password):
-        for key in keys:
-            store.readers.add_login_failure(key, _iso(now))
+    matches = _verify(reader["password_hash"] if reader else _unknown_hash(), password)
+    if reader is None or not matches:
         raise LoginRefused("wrong name or password")
-    store.readers.clear_login_failures(keys[0])
+    store.readers.forgive_login_attempt(attempt)
+    store.readers.clear_login_failures(limits[0][0])
     if _hasher.check_needs_rehash(reader["password_hash"]):
         store.readers.set_password_hash(reader["id"], _hasher.hash(password))
     return start_session(store, settings, reader["id"])
+
+
+_UNKNOWN_HASH: list[str] = []
+
+
+def _unknown_hash() -> str:
+    """A hash with the hasher's parameters that no password matches: what a login of an
+    unknown name is checked against."""
+    if not _UNKNOWN_HASH:
+        _UNKNOWN_HASH.append(_hasher.hash(secrets.token_urlsafe(32)))
+    return _UNKNOWN_HASH[0]
 
 
 def _verify(password_hash: str, password: str) -> bool:

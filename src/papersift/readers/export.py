@@ -13,7 +13,8 @@ FORMAT = "papersift-reader-export/1"
 
 
 def export_reader(store: Store, reader_id: int) -> dict[str, Any]:
-    """Follows, ratings, feedback and entries, collections, digest settings and history."""
+    """Follows, ratings, feedback and entries, collections, digest settings and history, and
+    what the feed has shown."""
     readers, delivery = store.readers, store.delivery
     reader = readers.get_reader(reader_id) or {}
     return {
@@ -28,6 +29,7 @@ def export_reader(store: Store, reader_id: int) -> dict[str, Any]:
         "digest_settings": delivery.delivery_settings(reader_id),
         "digests": [{k: d[k] for k in ("day", "status", "papers", "sent_at", "attempts")}
                     for d in delivery.digests_of(reader_id)],
+        "shown": readers.shown_of(reader_id),
     }
 
 

@@ -1,21 +1,36 @@
-"""Papers a reader brings to start a profile: pasted arXiv ids or links, or a reference manager's export (BibTeX, CSL JSON or RIS, as Zotero and Mendeley write them)."""
+"""Papers a reader brings to start a profile: pasted arXiv ids or links, or a reference manager's export (BibTeX, CSL JSON or RIS, as Zotero and Mendeley write them).
+
+Every reader here takes time in proportion to the text (a request may hold at most
+MAX_IMPORT bytes): patterns match only at a known position or with no way to backtrack, and
+braces are counted rather than matched by a pattern. A pattern that could rescan a long run
+from every position froze the whole server on one 64 KB request (issue 30): the regex
+engine holds the GIL while it works.
+"""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
 from papersift.errors import UsageError
 from papersift.records import split_arxiv_id
+from papersift.sources.jsontext import TooDeep, loads
 
-MAX_IMPORT = 2_000_000  # bytes: a reference manager's export of a few thousand entries
-_ARXIV_LIKE = re.compile(
-    r"(?:arxiv\.org/(?:abs|pdf)/|arxiv:\s*)?"
-    r"\b(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}(?:v\d+)?)\b", re.I)
-_ENTRY = re.compile(r"@\s*([A-Za-z]+)\s*[{(]", re.S)
-_FIELD = re.compile(r"(\w[\w-]*)\s*=\s*(\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}|\"[^\"]*\"|\d+)",
-                    re.S)
+MAX_IMPORT = 2_000_000  # bytes: a reference manager's export of several thousand entries
+MAX_JSON_DEPTH = 16  # CSL JSON nests a few levels (item, author list, date parts)
+# An id starts where no word, dot or hyphen goes before it (so the pattern never starts
+# inside a run of letters it has already read) and ends at a word's end.
+_ARXIV_ID = re.compile(
+    r"(?<![\w.\-])(\d{4}\.\d{4,5}(?:v\d+)?|[a-z][a-z\-]*+(?:\.[a-z]{2})?/\d{7}(?:v\d+)?)(?!\w)",
+    re.I)
+_ENTRY = re.compile(r"@[ \t]*+([A-Za-z]++)[ \t\r\n]*+[{(]")
+_FIELD_NAME = re.compile(r"[\s,]*+([A-Za-z_][\w:.+/-]*+)\s*+=\s*+")
+_WORD = re.compile(r"[\w:.+/-]++")
+_CONCAT = re.compile(r"\s*+#\s*+")
+_BRACE = re.compile(r"[{}]")
+_QUOTE_OR_BRACE = re.compile(r'["{}]')
+_RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  - ?(.*)$")
+_SKIPPED_ENTRIES = ("comment", "preamble", "string")
 
 
 class NothingToImport(UsageError):
@@ -28,6 +43,7 @@ class Found:
 
     ids: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    entries: int = 0  # entries or records read (0 for pasted ids)
 
 
 def _add(found: Found, raw: str) -> bool:
@@ -43,46 +59,102 @@ def _add(found: Found, raw: str) -> bool:
 def read_ids(text: str) -> Found:
     """arXiv ids and links anywhere in pasted text."""
     found = Found()
-    for match in _ARXIV_LIKE.finditer(text):
+    for match in _ARXIV_ID.finditer(text):
         _add(found, match.group(1))
     return found
 
 
-def read_bibtex(text: str) -> Found:
-    """The arXiv paper of each BibTeX entry (eprint, arXiv journal or URL field)."""
-    starts = [m for m in _ENTRY.finditer(text)
-              if m.group(1).lower() not in ("comment", "preamble", "string")]
-    if not starts:
-        raise NothingToImport("no BibTeX entries found (they start like @article{key, ...)")
-    found = Found()
-    for i, start in enumerate(starts):
-        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-        body = text[start.end():end]
-        key = body.split(",", 1)[0].strip() or f"entry {i + 1}"
-        fields = {name.lower(): value.strip("{}\"") for name, value in _FIELD.findall(body)}
-        _from_fields(found, [fields.get(k, "") for k in ("eprint", "journal", "url", "arxivid",
-                                                          "note", "doi")], key)
-    return found
-
-
-_RIS_TAG = re.compile(r"^([A-Z][A-Z0-9])  - ?(.*)$")
-
-
 def _from_fields(found: Found, values: list[str], name: str) -> None:
     """The first arXiv id among an entry's fields, or the entry noted as unreadable."""
+    found.entries += 1
     for value in values:
-        for match in _ARXIV_LIKE.finditer(value):
+        for match in _ARXIV_ID.finditer(value):
             if _add(found, match.group(1)):
                 return
     found.unreadable.append(f"{name}: no arXiv id in it")
 
 
+# ------------------------------------------------------------------ BibTeX
+def _closing(text: str, start: int, end: int, pattern: re.Pattern[str]) -> int | None:
+    """The index just past the value that opens at `start` ('{' or '"'), braces counted;
+    None if it does not close before `end`."""
+    depth, opener = 0, text[start]
+    for mark in pattern.finditer(text, start + 1, end):
+        char = mark.group()
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth < 0:
+                return mark.end() if opener == "{" else None
+        elif depth == 0:  # a quote outside braces closes a quoted value
+            return mark.end()
+    return None
+
+
+def _value(text: str, start: int, end: int) -> tuple[str, int] | None:
+    """(a field's value, where it ends): braced, quoted, or a number or macro name."""
+    if start >= end:
+        return None
+    if text[start] in '{"':
+        pattern = _BRACE if text[start] == "{" else _QUOTE_OR_BRACE
+        stop = _closing(text, start, end, pattern)
+        return None if stop is None else (text[start + 1:stop - 1], stop)
+    word = _WORD.match(text, start, end)
+    return None if word is None else (word.group(), word.end())
+
+
+def _bibtex_fields(text: str, start: int, end: int) -> tuple[str, dict[str, str], str | None]:
+    """(key, fields, what could not be read) of the entry whose body is text[start:end]."""
+    comma = text.find(",", start, end)
+    key = " ".join(text[start:comma if comma >= 0 else end].split())[:80].strip("{}() ")
+    fields: dict[str, str] = {}
+    position = comma + 1 if comma >= 0 else end
+    while position < end:
+        name = _FIELD_NAME.match(text, position, end)
+        if name is None:
+            break  # the entry's closing brace, or text that is not a field
+        value = _value(text, name.end(), end)
+        if value is None:
+            return key, fields, f"the field {name.group(1)[:40]!r} has unbalanced braces or quotes"
+        fields[name.group(1).lower()], position = value
+        while concat := _CONCAT.match(text, position, end):  # "a" # b: keep the first part
+            more = _value(text, concat.end(), end)
+            if more is None:
+                break
+            position = more[1]
+    return key, fields, None
+
+
+def read_bibtex(text: str) -> Found:
+    """The arXiv paper of each BibTeX entry (eprint, arXiv journal or URL field)."""
+    starts = [m for m in _ENTRY.finditer(text) if m.group(1).lower() not in _SKIPPED_ENTRIES]
+    if not starts:
+        raise NothingToImport("no BibTeX entries found (they start like @article{key, ...)")
+    found = Found()
+    for i, start in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        key, fields, problem = _bibtex_fields(text, start.end(), end)
+        key = key or f"entry {i + 1}"
+        if problem and not fields:
+            found.entries += 1
+            found.unreadable.append(f"{key}: {problem}")
+            continue
+        _from_fields(found, [fields.get(k, "") for k in ("eprint", "journal", "url", "arxivid",
+                                                          "note", "doi")], key)
+    return found
+
+
+# -------------------------------------------------------------- CSL, RIS
 def read_csl_json(text: str) -> Found:
     """CSL JSON (Zotero's and Mendeley's export): a list of items."""
     try:
-        items = json.loads(text)
+        items = loads(text.encode("utf-8", "replace"), MAX_JSON_DEPTH)
+    except TooDeep:
+        raise NothingToImport(f"that JSON nests more than {MAX_JSON_DEPTH} levels deep; a CSL "
+                              "JSON export nests a few") from None
     except ValueError as exc:
-        raise NothingToImport(f"that is not JSON ({exc})") from None
+        raise NothingToImport(f"that is not JSON ({str(exc)[:200]})") from None
     if isinstance(items, dict):
         items = [items]
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
@@ -96,26 +168,34 @@ def read_csl_json(text: str) -> Found:
 
 
 def read_ris(text: str) -> Found:
-    """RIS: records of 'TY  - ...' to 'ER  -' lines."""
+    """RIS: records of 'TY  - ...' to 'ER  -' lines (a last record without its 'ER  -' line is
+    read too, and said to be)."""
     found = Found()
     fields: dict[str, list[str]] = {}
+
+    def record_done() -> None:
+        title = (fields.get("TI") or fields.get("T1") or ["a record"])[0]
+        _from_fields(found, [v for k in ("UR", "DO", "N1", "M1", "L1", "AN", "JO")
+                             for v in fields.get(k, [])], title[:80])
+
     for line in text.splitlines():
         tag = _RIS_TAG.match(line.strip())
         if not tag:
             continue
         key, value = tag.groups()
         if key == "ER":
-            title = (fields.get("TI") or fields.get("T1") or ["a record"])[0]
-            _from_fields(found, [v for k in ("UR", "DO", "N1", "M1", "L1", "AN", "JO")
-                                 for v in fields.get(k, [])], title[:80])
+            record_done()
             fields = {}
         else:
             fields.setdefault(key, []).append(value)
+    if fields:
+        record_done()
+        found.unreadable.append("the last record had no 'ER  -' line (read as if it had)")
     return found
 
 
 def read_import(text: str) -> Found:
-    """BibTeX, CSL JSON or RIS by their look, else ids and links; UsageError if none."""
+    """BibTeX, CSL JSON or RIS by their look, else ids and links; NothingToImport if none."""
     if len(text.encode("utf-8", "replace")) > MAX_IMPORT:
         raise NothingToImport(f"that file is over {MAX_IMPORT // 1_000_000} MB; export fewer "
                               "entries")
@@ -129,5 +209,5 @@ def read_import(text: str) -> Found:
     found = read_ids(text)
     if not found.ids:
         raise NothingToImport("no arXiv ids found: paste ids like 2401.01234 or arXiv links, "
-                           "or a BibTeX file")
+                              "or a BibTeX, RIS or CSL JSON file")
     return found

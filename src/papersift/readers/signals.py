@@ -17,6 +17,11 @@ _CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
 _COLLECTION = re.compile(r"^[\w][\w .'-]{0,59}$")
 MAX_SEARCH = 200
 MAX_ENTRY = 80
+# Caps on what one reader keeps: far past what a person follows or files, well short of what a
+# script could pile up (each follow is matched against every new paper of every feed).
+MAX_FOLLOWS = 500
+MAX_COLLECTIONS = 100
+MAX_COLLECTION_PAPERS = 5000
 
 
 class SignalError(UsageError):
@@ -66,6 +71,11 @@ def _checked_follow(store: Store, kind: str, value: str) -> str:
 def follow(store: Store, reader_id: int, target: str) -> tuple[str, str]:
     kind, value = parse_target(target)
     value = _checked_follow(store, kind, value)
+    follows = store.readers.follows_of(reader_id)
+    if len(follows) >= MAX_FOLLOWS and not any(
+            f["kind"] == kind and f["value"] == value for f in follows):
+        raise SignalError(f"you follow {MAX_FOLLOWS} things already, the most one reader may; "
+                          "unfollow some first (on your profile page)")
     store.readers.add_follow(reader_id, kind, value)
     return kind, value
 
@@ -104,9 +114,16 @@ def collection_name(name: str) -> str:
 
 
 def save(store: Store, reader_id: int, collection: str, paper_id: str) -> str:
-    store.readers.add_to_collection(reader_id, collection_name(collection),
-                                    paper_of(store, paper_id))
-    return collection_name(collection)
+    name, paper = collection_name(collection), paper_of(store, paper_id)
+    collections = {c["name"]: c["papers"] for c in store.readers.collections_of(reader_id)}
+    if name not in collections and len(collections) >= MAX_COLLECTIONS:
+        raise SignalError(f"you have {MAX_COLLECTIONS} collections already, the most one reader "
+                          "may; save to one of them, or remove one first")
+    if collections.get(name, 0) >= MAX_COLLECTION_PAPERS:
+        raise SignalError(f"{name!r} holds {MAX_COLLECTION_PAPERS} papers already, the most a "
+                          "collection may; start another")
+    store.readers.add_to_collection(reader_id, name, paper)
+    return name
 
 
 def give_feedback(store: Store, reader_id: int, text: str) -> Reading:

@@ -18,12 +18,13 @@ from papersift.store.contracts import (
     StoreConflict,
     StoreError,
     StoreQueryError,
+    StoreUnavailable,
     Term,
     UpsertReport,
 )
 
 __all__ = [
-    "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "Term",
+    "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "StoreUnavailable", "Term",
     "UpsertReport", "open_store", "redact_url",
 ]
 

@@ -29,6 +29,10 @@ class StoreError(PapersiftError):
     """The database cannot be opened, is from a newer papersift, or a helper of it failed."""
 
 
+class StoreUnavailable(StoreError):
+    """The database server does not answer (down, restarting, unreachable): try again soon."""
+
+
 class StoreConflict(StoreError):
     """A write that would repeat what must be unique (a reader name already taken)."""
 
@@ -501,7 +505,9 @@ class ReadersStore(Protocol):
     reader_id reads or writes only that reader's rows: no call reaches another's data.
 
     A reader is a dict: id, name, email, created_at, last_seen_at, signals_version (moves
-    whenever the reader's follows, reactions, collections or profile entries change).
+    whenever the reader's follows, reactions, collections or profile entries change) and
+    link_key (random, made with the account: every emailed link carries it, so no link reaches
+    another account). Ids are never handed out twice, not even after a reader is removed.
     """
 
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
@@ -515,7 +521,7 @@ class ReadersStore(Protocol):
     def get_reader(self, reader_id: int) -> dict[str, Any] | None: ...
 
     def list_readers(self) -> list[dict[str, Any]]:
-        """Every reader, by name, without password hashes."""
+        """Every reader, by name, without password hashes or link keys."""
         ...
 
     def remove_reader(self, reader_id: int) -> bool:
@@ -538,13 +544,24 @@ class ReadersStore(Protocol):
         """End every session of a reader; returns how many."""
         ...
 
-    def add_login_failure(self, key: str, at: str) -> None: ...
+    def claim_login_attempt(self, limits: Sequence[tuple[str, int]], attempt: str,
+                            since: str, at: str) -> bool:
+        """One atomic step: True, and one mark under each key (tagged `attempt`), if every key
+        ('name:ada', 'ip:10.0.0.1', ...) has fewer marks than its limit since `since`; False,
+        and nothing written, otherwise. Concurrent claims never pass a limit together."""
+        ...
 
-    def login_failures_since(self, key: str, since: str) -> int: ...
+    def forgive_login_attempt(self, attempt: str) -> None:
+        """Take back the marks of one attempt (its password was right)."""
+        ...
 
     def clear_login_failures(self, key: str) -> None: ...
 
     def add_invitation(self, code_hash: str, expires_at: str) -> None: ...
+
+    def invitation_open(self, code_hash: str, now: str) -> bool:
+        """Whether an unused, unexpired invitation has this code."""
+        ...
 
     def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
         """Spend an unused, unexpired invitation on this reader; False if there is none."""
@@ -611,6 +628,10 @@ class ReadersStore(Protocol):
         """Papers first shown to the reader before this time (ISO)."""
         ...
 
+    def shown_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{paper_id, first_at} of every paper shown to the reader, newest first."""
+        ...
+
     def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None
                      ) -> list[dict[str, Any]]:
         """Live papers (these ids, or those from `since` on), in storage order: id, title,
@@ -649,6 +670,12 @@ class DeliveryStore(Protocol):
                      paper_ids: Sequence[str]) -> dict[str, Any]:
         """The reader's digest of that day, made pending with these papers unless one exists
         (then it is returned as it is)."""
+        ...
+
+    def claim_digest(self, digest_id: int, claimant: str, until: str, now: str) -> bool:
+        """Take the digest for sending until `until`: True for one caller only while the
+        digest is unsent and nobody else's claim runs (a claim past its time is free again, so
+        a sender killed mid-way does not hold it for ever)."""
         ...
 
     def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:

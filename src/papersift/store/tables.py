@@ -57,7 +57,8 @@ TABLES: tuple[Table, ...] = (
     _t("topic_builds", "id created_at method params n_papers report"),
     _t("topic_redirects", "old_slug new_topic_id reason build_id", "old_slug"),
     _t("topic_label_cache", "input_hash label model created_at notes", "input_hash"),
-    _t("readers", "id name email password_hash created_at last_seen_at signals_version"),
+    _t("readers", "id name email password_hash created_at last_seen_at signals_version"
+       " link_key"),
     _t("reader_sessions", "token_hash reader_id csrf_token created_at expires_at", "token_hash"),
     _t("invitations", "code_hash created_at expires_at used_by used_at", "code_hash"),
     _t("follows", "reader_id kind value created_at", "reader_id kind value"),

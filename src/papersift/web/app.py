@@ -22,11 +22,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from papersift.settings import Settings, load_settings
 from papersift.sources import jsontext
+from papersift.store import StoreUnavailable
 from papersift.web import urls, views
 from papersift.web.delivery import delivery_routes
 from papersift.web.feeds import atom_feed, xml_safe
 from papersift.web.limits import SETTINGS_ENV, RequestLimits
-from papersift.web.readers import ReaderPages, reader_routes
+from papersift.web.readers import IMPORT_BODY, ReaderPages, reader_routes
 from papersift.web.render import HERE, Linker, render_page
 from papersift.web.search_view import search_page
 
@@ -169,7 +170,8 @@ class Web:
                         headers={"cache-control": "public, max-age=60"})
 
     def error(self, request: Request, status: int, message: str) -> Response:
-        heading = {404: "Page not found", 403: "Not allowed"}.get(status, "Something went wrong")
+        heading = {404: "Page not found", 403: "Not allowed",
+                   503: "Back in a moment"}.get(status, "Something went wrong")
         data = {"page": "error", "title": heading, "heading": heading, "message": message,
                 "status": status, "path": request.url.path, "feed": None}
         if _format(request) in ("json", "atom"):
@@ -186,12 +188,12 @@ class Web:
             if page_number and not _PAGE_NUMBER.match(page_number):
                 return self.error(request, 404, f"There is no page {page_number[:20]!r}.")
             key = (_format(request), request.url.path, request.url.query)
-            if cache and self.cache.max_bytes:
-                self.cache.validate(self.site.store.data_version())
-                hit = self.cache.get(key)
-                if hit is not None:
-                    return hit
             try:
+                if cache and self.cache.max_bytes:
+                    self.cache.validate(self.site.store.data_version())
+                    hit = self.cache.get(key)
+                    if hit is not None:
+                        return hit
                 data = await run_in_threadpool(build, request) if threaded else build(request)
                 response = self.respond(request, data)
                 if cache and self.cache.max_bytes and response.status_code == 200:
@@ -201,6 +203,8 @@ class Web:
                 return RedirectResponse(moved.location, status_code=301)
             except views.NotFound as missing:
                 return self.error(request, 404, str(missing).capitalize() + ".")
+            except StoreUnavailable:
+                return self.unavailable(request)
             except Exception:
                 log.exception("error rendering %s", request.url)
                 return self.error(request, 500, "The page failed to render. It has been logged; "
@@ -282,6 +286,14 @@ class Web:
             return self.error(request, 404, "No papers have been announced yet.")
         return RedirectResponse(urls.daily(day))
 
+    def unavailable(self, request: Request, exc: Exception | None = None) -> Response:
+        """503 while the database does not answer (a restart): the next request tries again."""
+        log.warning("database unavailable for %s: %s", request.url.path, exc or "")
+        response = self.error(request, 503, "The database is not answering just now; try again "
+                                            "in a few seconds.")
+        response.headers["retry-after"] = "5"
+        return response
+
     async def not_found(self, request: Request, exc: Exception) -> Response:
         return self.error(request, 404, f"There is nothing at {request.url.path}.")
 
@@ -326,12 +338,14 @@ def create_app(settings: Settings) -> Starlette:
         Mount(urls.STATIC, StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: web.not_found,
-                                                       500: web.server_error})
+                                                       500: web.server_error,
+                                                       StoreUnavailable: web.unavailable})
     # Starlette's own slash redirects are built from the Host header: SiteMiddleware makes
     # them as paths instead.
     app.router.redirect_slashes = False
     app.add_middleware(RequestLimits, max_bytes=max(0, int(settings.web_max_body_kb)) << 10,
-                       timeout=max(0.1, float(settings.web_header_timeout)))
+                       timeout=max(0.1, float(settings.web_header_timeout)),
+                       larger={urls.ME_IMPORT: IMPORT_BODY})
     app.add_middleware(SiteMiddleware)
     app.state.site = site
     return app

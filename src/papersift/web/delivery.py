@@ -15,6 +15,7 @@ from papersift.delivery.links import LinkResult, follow_link
 from papersift.errors import PapersiftError
 from papersift.readers.export import delete_account, export_reader
 from papersift.recommend.feed import build_feed
+from papersift.store import StoreUnavailable
 from papersift.web import reader_views, urls
 from papersift.web.feeds import atom_feed
 from papersift.web.readers import SESSION_COOKIE, ReaderPages
@@ -29,25 +30,29 @@ class DeliveryPages:
 
     # ------------------------------------------------------------- links
     async def link(self, request: Request) -> Response:
-        """GET: do what the link says (rating, unsubscribe); a set-password link asks first."""
+        """GET: say what the link does, with the button that does it (a script presses it in
+        a person's browser; a mail scanner's fetch changes nothing)."""
         result = await run_in_threadpool(self.site.with_store, follow_link, self.site.settings,
-                                         request.path_params["token"])
+                                         request.path_params["token"], None, False)
         return self._link_page(request, result)
 
     async def link_post(self, request: Request) -> Response:
-        """POST: a mail client's one-click unsubscribe (RFC 8058) or the set-password form."""
+        """POST: the link's button, a mail client's one-click unsubscribe (RFC 8058) or the
+        set-password form."""
         fields = await self.pages.form(request) or {}
         password = fields.get("password") if "password" in fields else None
         try:
             result = await run_in_threadpool(self.site.with_store, follow_link, self.site.settings,
-                                             request.path_params["token"], password)
+                                             request.path_params["token"], password, True)
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
         except PapersiftError as exc:
             result = LinkResult("ask", str(exc), "set_password")
         return self._link_page(request, result)
 
     def _link_page(self, request: Request, result: LinkResult) -> Response:
-        status = {"done": 200, "ask": 200, "used": 409, "expired": 410, "forged": 400,
-                  "gone": 404}[result.status]
+        status = {"done": 200, "ask": 200, "confirm": 200, "used": 409, "expired": 410,
+                  "forged": 400, "gone": 404}[result.status]
         data = {"page": "link", "title": "papersift", "path": request.url.path, "feed": None,
                 "papers": [], "status": result.status, "message": result.message,
                 "action": result.action,

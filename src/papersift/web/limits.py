@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import os
 from typing import Any
@@ -105,10 +106,12 @@ class RequestLimits:
     waiting on one.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float,
+                 larger: dict[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.timeout = timeout
+        self.larger = larger or {}  # paths that take more (a library export to import)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -119,20 +122,20 @@ class RequestLimits:
         if length is None and b"transfer-encoding" not in headers:
             await self.app(scope, receive, send)
             return
-        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
-            await _refuse(413, f"the body may be at most {self.max_bytes:,} bytes", scope,
-                          receive, send)
+        limit = self.larger.get(scope["path"], self.max_bytes)
+        too_large = f"that is more than {_size(limit)}; send less"
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await _refuse(413, too_large, scope, receive, send)
             return
         try:
             async with asyncio.timeout(self.timeout):
-                messages = await self._read_body(receive)
+                messages = await self._read_body(receive, limit)
         except TimeoutError:
             await _refuse(408, f"the body did not arrive within {self.timeout:g} s", scope,
                           receive, send)
             return
         if messages is None:
-            await _refuse(413, f"the body may be at most {self.max_bytes:,} bytes", scope,
-                          receive, send)
+            await _refuse(413, too_large, scope, receive, send)
             return
 
         async def replay() -> Message:
@@ -140,8 +143,8 @@ class RequestLimits:
 
         await self.app(scope, replay, send)
 
-    async def _read_body(self, receive: Receive) -> list[Message] | None:
-        """The body's messages, or None past max_bytes."""
+    async def _read_body(self, receive: Receive, limit: int) -> list[Message] | None:
+        """The body's messages, or None past `limit` bytes."""
         messages: list[Message] = []
         size = 0
         while True:
@@ -150,15 +153,28 @@ class RequestLimits:
             if message["type"] != "http.request":
                 return messages  # the client went away: the app sees it as it would
             size += len(message.get("body", b""))
-            if size > self.max_bytes:
+            if size > limit:
                 return None
             if not message.get("more_body", False):
                 return messages
 
 
+def _size(limit: int) -> str:
+    return f"{limit / 1e6:.1f} MB" if limit >= 1_000_000 else f"{limit / 1e3:.0f} KB"
+
+
 async def _refuse(status: int, message: str, scope: Scope, receive: Receive,
                   send: Send) -> None:
-    body: dict[str, Any] = {"error": message, "status": status}
-    response = Response(json.dumps(body), status_code=status, media_type="application/json",
-                        headers={"connection": "close"})
+    """JSON for a script, a page for a browser (which would show raw JSON)."""
+    accept = dict(scope["headers"]).get(b"accept", b"")
+    if b"text/html" in accept and b"application/json" not in accept:
+        page = (f"<!doctype html><html lang=en><meta charset=utf-8><title>Not sent</title>"
+                f"<h1>Not sent</h1><p>{html.escape(message[:1].upper() + message[1:])}.</p>"
+                "<p>Go back and try again.</p></html>")
+        response = Response(page, status_code=status, media_type="text/html; charset=utf-8",
+                            headers={"connection": "close"})
+    else:
+        body: dict[str, Any] = {"error": message, "status": status}
+        response = Response(json.dumps(body), status_code=status,
+                            media_type="application/json", headers={"connection": "close"})
     await response(scope, receive, send)

@@ -18,15 +18,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from papersift.delivery.welcome import send_sign_in_link
 from papersift.errors import PapersiftError
 from papersift.readers import accounts, signals
 from papersift.readers.imports import MAX_IMPORT
+from papersift.store import StoreUnavailable
 from papersift.web import reader_views, urls
 from papersift.web.views import NotFound
 
 SESSION_COOKIE = "papersift_session"
 FORM_COOKIE = "papersift_form"  # double-submit token of the forms shown before logging in
 MAX_FORM = 64 * 1024
+# A library export pasted in a form: url-encoding makes up to three bytes of each one.
+IMPORT_BODY = 3 * MAX_IMPORT + MAX_FORM
 
 
 class ReaderPages:
@@ -70,13 +74,18 @@ class ReaderPages:
     # -------------------------------------------------------------- helpers
     @staticmethod
     async def form(request: Request, limit: int = MAX_FORM) -> dict[str, str] | None:
-        """The url-encoded fields of a POST, or None when the body is over `limit` bytes."""
-        body = b""
+        """The url-encoded fields of a POST, or None when the body is over `limit` bytes. A
+        large body (an import) is decoded off the event loop, which serves everyone else."""
+        parts, size = [], 0
         async for chunk in request.stream():
-            body += chunk
-            if len(body) > limit:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
                 return None
-        return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        body = b"".join(parts)
+        if size > MAX_FORM:
+            return await run_in_threadpool(_fields, body)
+        return _fields(body)
 
     @staticmethod
     def wants_json(request: Request) -> bool:
@@ -159,7 +168,9 @@ class ReaderPages:
         try:
             session = await run_in_threadpool(
                 self.site.with_store, accounts.log_in, self.site.settings, fields.get("name", ""),
-                fields.get("password", ""), request.client.host if request.client else "")
+                fields.get("password", ""), _address(request))
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
         except PapersiftError as exc:
             data = reader_views.login(self.site, token, str(exc), self.back(fields, urls.ME))
             return self.page(request, data, status=401)
@@ -173,11 +184,35 @@ class ReaderPages:
         try:
             session = await run_in_threadpool(
                 self.site.with_store, accounts.sign_up, self.site.settings, fields.get("name", ""),
-                fields.get("password", ""), fields.get("email"), fields.get("invitation"))
+                fields.get("password", ""), fields.get("email"), fields.get("invitation"),
+                _address(request))
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
         except PapersiftError as exc:
             data = reader_views.signup(self.site, token, str(exc), fields)
             return self.page(request, data, status=400)
         return self._logged_in(request, session, urls.ME_PROFILE)
+
+    async def sign_in_link(self, request: Request) -> Response:
+        """A link by email to choose a new password (the same answer for every name)."""
+        form = await self._account_form(request)
+        if isinstance(form, Response):
+            return form
+        fields, token = form
+        try:
+            said = await run_in_threadpool(self.site.with_store, send_sign_in_link,
+                                           self.site.settings, fields.get("name", ""),
+                                           _address(request))
+            status = 200
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
+        except PapersiftError as exc:
+            said, status = str(exc), 400
+        if self.wants_json(request):
+            return JSONResponse({"ok": status == 200, "message": said}, status_code=status)
+        data = reader_views.login(self.site, token, said[:1].upper() + said[1:] + ".",
+                                  self.back(fields, urls.ME))
+        return self.page(request, data, status=status)
 
     def _logged_in(self, request: Request, session: accounts.Session, target: str) -> Response:
         if self.wants_json(request):
@@ -220,6 +255,8 @@ class ReaderPages:
         try:
             result = await run_in_threadpool(self.site.with_store, action,
                                              session["reader"]["id"], fields)
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
         except PapersiftError as exc:
             return self.refuse(request, 400, str(exc))
         if self.wants_json(request):
@@ -270,8 +307,35 @@ class ReaderPages:
             rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME_PROFILE)
 
     async def import_papers(self, request: Request) -> Response:
-        return await self.write(request, lambda s, rid, f: signals.import_liked(
-            s, rid, f.get("text", "")), urls.ME_PROFILE, limit=MAX_IMPORT + MAX_FORM)
+        """Like the papers of pasted ids or an exported library; the answer says what was read
+        (a browser gets the profile page with it, a script JSON)."""
+        authorized = await self.authorize(request, IMPORT_BODY)
+        if isinstance(authorized, Response):
+            return authorized
+        session, fields = authorized
+        try:
+            result = await run_in_threadpool(self.site.with_store, signals.import_liked,
+                                             session["reader"]["id"], fields.get("text", ""))
+            status = 200
+        except StoreUnavailable:
+            raise  # a 503 (web.app), not the reader's mistake
+        except PapersiftError as exc:
+            result, status = {"error": str(exc)}, 400
+        if self.wants_json(request):
+            if status != 200:
+                return self.refuse(request, status, result["error"])
+            return JSONResponse({"ok": True, "result": result})
+        data = await run_in_threadpool(reader_views.profile, self.site, session)
+        data["import_result"] = result
+        return self.page(request, data, status=status)
+
+
+def _fields(body: bytes) -> dict[str, str]:
+    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else ""
 
 
 def _target(fields: dict[str, str]) -> str:
@@ -289,7 +353,8 @@ def _number(text: str | None) -> int:
 
 def reader_routes(pages: ReaderPages) -> list[Route]:
     posts: list[tuple[str, Callable[[Request], Awaitable[Response]]]] = [
-        (urls.LOGIN, pages.login), (urls.SIGNUP, pages.signup), (urls.LOGOUT, pages.logout),
+        (urls.LOGIN, pages.login), (urls.LOGIN_LINK, pages.sign_in_link),
+        (urls.SIGNUP, pages.signup), (urls.LOGOUT, pages.logout),
         (urls.ME_REACT, pages.react), (urls.ME_FOLLOW, pages.follow),
         (urls.ME_UNFOLLOW, pages.unfollow), (urls.ME_FEEDBACK, pages.feedback),
         (urls.ME_ENTRY_DELETE, pages.remove_entry), (urls.ME_ENTRIES, pages.add_entry),

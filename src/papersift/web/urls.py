@@ -15,6 +15,7 @@ HEALTH = "/healthz"
 SITEMAP = "/sitemap.xml"
 STATIC = "/static"
 LOGIN = "/login"
+LOGIN_LINK = "/login/link"
 SIGNUP = "/signup"
 LOGOUT = "/logout"
 ME = "/me"
@@ -91,3 +92,13 @@ def with_query(path: str, **params: Any) -> str:
     kept = {k: v for k, v in params.items()
             if v not in (None, "") and not (k == "page" and v == 1)}
     return f"{path}?{urlencode(kept)}" if kept else path
+
+
+def link(token: str) -> str:
+    """A one-click link of a digest or an email (delivery/links.py signs its token)."""
+    return f"/l/{quote(token, safe='')}"
+
+
+def absolute(settings: Any, path: str) -> str:
+    """A path of the site as an absolute URL (emails and feeds leave the site): base_url + path."""
+    return str(settings.base_url).rstrip("/") + path

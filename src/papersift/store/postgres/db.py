@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 import re
+import select
 import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import resources
 from typing import Any, TypeVar
 
@@ -21,7 +22,7 @@ from psycopg.types import TypeInfo
 
 from papersift.clock import utc_now
 from papersift.store import redact_url as redact
-from papersift.store.contracts import StoreError
+from papersift.store.contracts import StoreError, StoreUnavailable
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
@@ -59,7 +60,7 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
         # transaction-mode connection poolers do not keep them anyway.
         conn = psycopg.connect(url, autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
+        raise StoreUnavailable(f"cannot connect to {redact(url)}: {str(exc).strip()}") from None
     try:
         conn.execute("SELECT set_config('search_path', %s, false)", (f"{SCHEMA}, public",))
         if readonly:
@@ -226,12 +227,58 @@ def retrying(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
+class Connector:
+    """The store's connection, opened again when the server dropped it: after a restart of
+    PostgreSQL every page failed until papersift was restarted too (issue 30).
+
+    Before a statement runs outside a transaction, a connection that failed, or whose socket
+    holds a message though nothing was asked (the server's "terminating connection" on a
+    shutdown), is replaced by a new one; a new one that cannot be made raises
+    StoreUnavailable. Inside a transaction the connection is never swapped: a statement on a
+    dropped one fails, and the transaction with it."""
+
+    def __init__(self, url: str, readonly: bool = False) -> None:
+        self.url, self.readonly = url, readonly
+        self._conn = connect(url, readonly=readonly)
+        self._closed = False
+
+    def get(self) -> psycopg.Connection[Any]:
+        conn = self._conn
+        if not self._closed and (conn.closed or conn.broken or (
+                conn.info.transaction_status == TransactionStatus.IDLE and _dropped(conn))):
+            self._reopen()
+        return self._conn
+
+    def _reopen(self) -> None:
+        with suppress(psycopg.Error):
+            self._conn.close()
+        self._conn = connect(self.url, readonly=self.readonly)  # StoreUnavailable if down
+
+    def close(self) -> None:
+        self._closed = True
+        self._conn.close()
+
+
+def _dropped(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection's socket holds something nobody asked for (a shutdown
+    notice, or its end): one select() call, no round trip."""
+    try:
+        ready, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return True
+    return bool(ready)
+
+
 class Concern:
     """The queries of one concern over the store's connection (see store.contracts)."""
 
-    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
-        self.conn = conn
+    def __init__(self, connector: Connector, location: str) -> None:
+        self._connector = connector
         self.location = location
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        return self._connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()

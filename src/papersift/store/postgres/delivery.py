@@ -10,7 +10,10 @@ from papersift.clock import utc_now
 from papersift.store.postgres.db import Concern, transaction
 
 DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
-_READER = "r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version"
+_READER = ("r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version,"
+           " r.link_key")
+_DIGEST = ("id, reader_id, day, message_id, papers, status, attempts, last_error, created_at,"
+           " sent_at")
 
 
 def _digest(row: dict[str, Any]) -> dict[str, Any]:
@@ -68,15 +71,22 @@ class Delivery(Concern):
                 "INSERT INTO digests (reader_id, day, message_id, papers, status, created_at)"
                 " VALUES (%s, %s, %s, %s, 'pending', %s) ON CONFLICT DO NOTHING",
                 (reader_id, day, message_id, json.dumps(list(paper_ids)), utc_now()))
-            row = self.dicts("SELECT * FROM digests WHERE reader_id = %s AND day = %s",
+            row = self.dicts(f"SELECT {_DIGEST} FROM digests WHERE reader_id = %s AND day = %s",
                              (reader_id, day))[0]
         return _digest(row)
+
+    def claim_digest(self, digest_id: int, claimant: str, until: str, now: str) -> bool:
+        return self.conn.execute(
+            "UPDATE digests SET claimed_by = %s, claimed_until = %s WHERE id = %s"
+            " AND status != 'sent' AND (claimed_until IS NULL OR claimed_until < %s)",
+            (claimant, until, digest_id, now)).rowcount > 0
 
     def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
         with transaction(self.conn):
             reader_id, papers = self.one(
                 "UPDATE digests SET status = 'sent', sent_at = %s, attempts = attempts + 1,"
-                " last_error = NULL WHERE id = %s RETURNING reader_id, papers",
+                " last_error = NULL, claimed_by = NULL, claimed_until = NULL WHERE id = %s"
+                " RETURNING reader_id, papers",
                 (sent_at, digest_id))
             self.conn.execute(
                 "INSERT INTO digest_papers (reader_id, paper_id, digest_id)"
@@ -85,11 +95,12 @@ class Delivery(Concern):
 
     def mark_digest_failed(self, digest_id: int, error: str) -> None:
         self.conn.execute("UPDATE digests SET status = 'failed', attempts = attempts + 1,"
-                          " last_error = %s WHERE id = %s", (error[:500], digest_id))
+                          " last_error = %s, claimed_by = NULL, claimed_until = NULL"
+                          " WHERE id = %s", (error[:500], digest_id))
 
     def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
         return [_digest(r) for r in self.dicts(
-            "SELECT * FROM digests WHERE reader_id = %s ORDER BY day DESC, id DESC",
+            f"SELECT {_DIGEST} FROM digests WHERE reader_id = %s ORDER BY day DESC, id DESC",
             (reader_id,))]
 
     def sent_paper_ids(self, reader_id: int) -> set[str]:

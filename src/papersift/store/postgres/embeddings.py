@@ -11,7 +11,7 @@ import psycopg
 
 from papersift.clock import utc_now
 from papersift.store.contracts import SearchFilters
-from papersift.store.postgres.db import Concern, dedupe_last, transaction
+from papersift.store.postgres.db import Concern, Connector, dedupe_last, transaction
 from papersift.store.postgres.search import Search
 
 # The dimension the HNSW index covers (migration 0002: one partial index per dimension).
@@ -43,9 +43,9 @@ class Embeddings(Concern):
     """Vectors as pgvector `vector`s at full precision (contract: EmbeddingsStore); an HNSW
     index holds the 384-dimensional ones in half precision (migration 0002)."""
 
-    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
-        super().__init__(conn, location)
-        self._search = Search(conn, location)  # the search filters, for nearest_papers
+    def __init__(self, connector: Connector, location: str) -> None:
+        super().__init__(connector, location)
+        self._search = Search(connector, location)  # the search filters, for nearest_papers
 
     def iter_embedding_inputs(
         self, model: str, batch: int = 512

@@ -12,7 +12,8 @@ from papersift.clock import utc_now
 from papersift.store.contracts import StoreConflict
 from papersift.store.postgres.db import Concern, transaction
 
-_READER = "id, name, email, created_at, last_seen_at, signals_version"
+_LISTED = "id, name, email, created_at, last_seen_at, signals_version"
+_READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
                "delivery_settings", "digests", "digest_papers", "used_links")
@@ -69,7 +70,7 @@ class Readers(Concern):
         return rows[0] if rows else None
 
     def list_readers(self) -> list[dict[str, Any]]:
-        return self.dicts(f"SELECT {_READER} FROM readers ORDER BY lower(name), name")
+        return self.dicts(f"SELECT {_LISTED} FROM readers ORDER BY lower(name), name")
 
     def remove_reader(self, reader_id: int) -> bool:
         with transaction(self.conn):
@@ -118,18 +119,28 @@ class Readers(Concern):
                                  (reader_id,)).rowcount
 
     # --------------------------------------------------- logins, invitations
-    def add_login_failure(self, key: str, at: str) -> None:
+    def claim_login_attempt(self, limits: Sequence[tuple[str, int]], attempt: str,
+                            since: str, at: str) -> bool:
+        day_before = _day_before(at)
         with transaction(self.conn):
-            self.conn.execute("INSERT INTO login_failures (key, at) VALUES (%s, %s)", (key, at))
-            # Old failures count for nothing: keep the table small.
-            day_before = _day_before(at)
-            if day_before is not None:
-                self.conn.execute("DELETE FROM login_failures WHERE key = %s AND at < %s",
-                                  (key, day_before))
+            # One lock per key, taken in key order: the counts and the marks are one step.
+            for key in sorted(k for k, _ in limits):
+                self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                                  (key,))
+            for key, limit in limits:
+                if self.value("SELECT count(*) FROM login_failures WHERE key = %s AND at >= %s",
+                              (key, since)) >= limit:
+                    return False
+            for key, _ in limits:
+                self.conn.execute("INSERT INTO login_failures (key, at, attempt)"
+                                  " VALUES (%s, %s, %s)", (key, at, attempt))
+                if day_before is not None:  # old marks count for nothing: keep the table small
+                    self.conn.execute("DELETE FROM login_failures WHERE key = %s AND at < %s",
+                                      (key, day_before))
+        return True
 
-    def login_failures_since(self, key: str, since: str) -> int:
-        return int(self.value("SELECT count(*) FROM login_failures WHERE key = %s AND at >= %s",
-                              (key, since)))
+    def forgive_login_attempt(self, attempt: str) -> None:
+        self.conn.execute("DELETE FROM login_failures WHERE attempt = %s", (attempt,))
 
     def clear_login_failures(self, key: str) -> None:
         self.conn.execute("DELETE FROM login_failures WHERE key = %s", (key,))
@@ -137,6 +148,10 @@ class Readers(Concern):
     def add_invitation(self, code_hash: str, expires_at: str) -> None:
         self.conn.execute("INSERT INTO invitations (code_hash, created_at, expires_at)"
                           " VALUES (%s, %s, %s)", (code_hash, utc_now(), expires_at))
+
+    def invitation_open(self, code_hash: str, now: str) -> bool:
+        return self.one("SELECT 1 FROM invitations WHERE code_hash = %s AND used_at IS NULL"
+                        " AND expires_at > %s", (code_hash, now)) is not None
 
     def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
         return self.conn.execute(
@@ -272,6 +287,10 @@ class Readers(Concern):
         return {r[0] for r in self.rows(
             "SELECT paper_id FROM shown WHERE reader_id = %s AND first_at < %s",
             (reader_id, before))}
+
+    def shown_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.dicts("SELECT paper_id, first_at FROM shown WHERE reader_id = %s"
+                          " ORDER BY first_at DESC, paper_id", (reader_id,))
 
     # -------------------------------------------------------------- ranking
     def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None

@@ -24,7 +24,7 @@ from papersift.store.contracts import (
     StoreQueryError,
     Term,
 )
-from papersift.store.postgres.db import Concern
+from papersift.store.postgres.db import Concern, Connector
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
 from papersift.store.postings import idf, plain_terms
 from papersift.store.tokens import remembered_tokens
@@ -105,9 +105,9 @@ def rank_weights(weights: Sequence[float]) -> tuple[list[float], float]:
 class Search(Concern):
     """The keyword index and search filters (contract: SearchStore)."""
 
-    def __init__(self, conn: psycopg.Connection[Any], location: str) -> None:
-        super().__init__(conn, location)
-        self._postings = KeywordPostings(conn, location)
+    def __init__(self, connector: Connector, location: str) -> None:
+        super().__init__(connector, location)
+        self._postings = KeywordPostings(connector, location)
         # (when, counts, size) of the last term_doc_counts: the search plan reads them, and
         # the ranking a moment later needs the same again (see _statistics).
         self._just_read: tuple[float, dict[str, int], int] | None = None

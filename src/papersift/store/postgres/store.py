@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from papersift.store.postgres.db import connect
+from typing import Any
+
+import psycopg
+
+from papersift.store.postgres.db import Connector
 from papersift.store.postgres.delivery import Delivery
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.pages import Pages
@@ -22,23 +26,28 @@ class PostgresStore:
 
     def __init__(self, url: str, readonly: bool = False) -> None:
         self.location = url
-        self.conn = connect(url, readonly=readonly)
-        self.papers = Papers(self.conn, url)
-        self.search = Search(self.conn, url)
-        self.embeddings = Embeddings(self.conn, url)
-        self.summaries = Summaries(self.conn, url)
-        self.topics = Topics(self.conn, url)
-        self.pages = Pages(self.conn, url)
-        self.readers = Readers(self.conn, url)
-        self.delivery = Delivery(self.conn, url)
-        self.tables = Tables(self.conn, url)
+        self._connector = connector = Connector(url, readonly=readonly)
+        self.papers = Papers(connector, url)
+        self.search = Search(connector, url)
+        self.embeddings = Embeddings(connector, url)
+        self.summaries = Summaries(connector, url)
+        self.topics = Topics(connector, url)
+        self.pages = Pages(connector, url)
+        self.readers = Readers(connector, url)
+        self.delivery = Delivery(connector, url)
+        self.tables = Tables(connector, url)
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        """The live connection (opened again if the server dropped the last one)."""
+        return self._connector.get()
 
     def data_version(self) -> int:
         """Moves when a transaction that changed what pages show commits (migration 0007)."""
         return int(self.conn.execute("SELECT version FROM data_version").fetchone()[0])
 
     def close(self) -> None:
-        self.conn.close()
+        self._connector.close()
 
     def __enter__(self) -> PostgresStore:
         return self

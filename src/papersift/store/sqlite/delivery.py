@@ -10,7 +10,10 @@ from papersift.clock import utc_now
 from papersift.store.sqlite.db import Concern, transaction
 
 DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
-_READER = "r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version"
+_READER = ("r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version,"
+           " r.link_key")
+_DIGEST = ("id, reader_id, day, message_id, papers, status, attempts, last_error, created_at,"
+           " sent_at")
 
 
 def _digest(row: Any) -> dict[str, Any]:
@@ -72,16 +75,25 @@ class Delivery(Concern):
                 "INSERT OR IGNORE INTO digests(reader_id, day, message_id, papers, status,"
                 " created_at) VALUES (?,?,?,?, 'pending', ?)",
                 (reader_id, day, message_id, json.dumps(list(paper_ids)), utc_now()))
-            row = self.conn.execute("SELECT * FROM digests WHERE reader_id = ? AND day = ?",
+            row = self.conn.execute(f"SELECT {_DIGEST} FROM digests WHERE reader_id = ? AND day = ?",
                                     (reader_id, day)).fetchone()
         return _digest(row)
+
+    def claim_digest(self, digest_id: int, claimant: str, until: str, now: str) -> bool:
+        with transaction(self.conn):
+            cursor = self.conn.execute(
+                "UPDATE digests SET claimed_by = ?, claimed_until = ? WHERE id = ?"
+                " AND status != 'sent' AND (claimed_until IS NULL OR claimed_until < ?)",
+                (claimant, until, digest_id, now))
+        return cursor.rowcount > 0
 
     def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
         with transaction(self.conn):
             row = self.conn.execute("SELECT reader_id, papers FROM digests WHERE id = ?",
                                     (digest_id,)).fetchone()
             self.conn.execute("UPDATE digests SET status = 'sent', sent_at = ?,"
-                              " attempts = attempts + 1, last_error = NULL WHERE id = ?",
+                              " attempts = attempts + 1, last_error = NULL, claimed_by = NULL,"
+                              " claimed_until = NULL WHERE id = ?",
                               (sent_at, digest_id))
             self.conn.executemany(
                 "INSERT OR IGNORE INTO digest_papers(reader_id, paper_id, digest_id)"
@@ -91,11 +103,12 @@ class Delivery(Concern):
     def mark_digest_failed(self, digest_id: int, error: str) -> None:
         with transaction(self.conn):
             self.conn.execute("UPDATE digests SET status = 'failed', attempts = attempts + 1,"
-                              " last_error = ? WHERE id = ?", (error[:500], digest_id))
+                              " last_error = ?, claimed_by = NULL, claimed_until = NULL"
+                              " WHERE id = ?", (error[:500], digest_id))
 
     def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
         return [_digest(r) for r in self.conn.execute(
-            "SELECT * FROM digests WHERE reader_id = ? ORDER BY day DESC, id DESC",
+            f"SELECT {_DIGEST} FROM digests WHERE reader_id = ? ORDER BY day DESC, id DESC",
             (reader_id,))]
 
     def sent_paper_ids(self, reader_id: int) -> set[str]:

@@ -10,7 +10,8 @@ from papersift.clock import utc_now
 from papersift.store.contracts import StoreConflict
 from papersift.store.sqlite.db import Concern, chunks, marks, transaction
 
-_READER = "id, name, email, created_at, last_seen_at, signals_version"
+_LISTED = "id, name, email, created_at, last_seen_at, signals_version"
+_READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
                "delivery_settings", "digests", "digest_papers", "used_links")
@@ -64,7 +65,7 @@ class Readers(Concern):
 
     def list_readers(self) -> list[dict[str, Any]]:
         return [dict(r) for r in self.conn.execute(
-            f"SELECT {_READER} FROM readers ORDER BY name")]
+            f"SELECT {_LISTED} FROM readers ORDER BY name")]
 
     def remove_reader(self, reader_id: int) -> bool:
         with transaction(self.conn):
@@ -119,17 +120,28 @@ class Readers(Concern):
         return cursor.rowcount
 
     # --------------------------------------------------- logins, invitations
-    def add_login_failure(self, key: str, at: str) -> None:
+    def claim_login_attempt(self, limits: Sequence[tuple[str, int]], attempt: str,
+                            since: str, at: str) -> bool:
+        # BEGIN IMMEDIATE: the counts and the marks are one step for every process.
         with transaction(self.conn):
-            self.conn.execute("INSERT INTO login_failures(key, at) VALUES (?, ?)", (key, at))
-            # Old failures count for nothing: keep the table small.
-            self.conn.execute("DELETE FROM login_failures WHERE key = ? AND at < date(?, '-1 day')",
-                              (key, at))
+            for key, limit in limits:
+                count = self.conn.execute(
+                    "SELECT count(*) FROM login_failures WHERE key = ? AND at >= ?",
+                    (key, since)).fetchone()[0]
+                if count >= limit:
+                    return False
+            self.conn.executemany(
+                "INSERT INTO login_failures(key, at, attempt) VALUES (?, ?, ?)",
+                [(key, at, attempt) for key, _ in limits])
+            # Old marks count for nothing: keep the table small.
+            self.conn.executemany(
+                "DELETE FROM login_failures WHERE key = ? AND at < date(?, '-1 day')",
+                [(key, at) for key, _ in limits])
+        return True
 
-    def login_failures_since(self, key: str, since: str) -> int:
-        return int(self.conn.execute(
-            "SELECT count(*) FROM login_failures WHERE key = ? AND at >= ?",
-            (key, since)).fetchone()[0])
+    def forgive_login_attempt(self, attempt: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM login_failures WHERE attempt = ?", (attempt,))
 
     def clear_login_failures(self, key: str) -> None:
         with transaction(self.conn):
@@ -139,6 +151,11 @@ class Readers(Concern):
         with transaction(self.conn):
             self.conn.execute("INSERT INTO invitations(code_hash, created_at, expires_at)"
                               " VALUES (?,?,?)", (code_hash, utc_now(), expires_at))
+
+    def invitation_open(self, code_hash: str, now: str) -> bool:
+        return self.conn.execute(
+            "SELECT 1 FROM invitations WHERE code_hash = ? AND used_at IS NULL"
+            " AND expires_at > ?", (code_hash, now)).fetchone() is not None
 
     def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
         with transaction(self.conn):
@@ -282,6 +299,11 @@ class Readers(Concern):
         return {r[0] for r in self.conn.execute(
             "SELECT paper_id FROM shown WHERE reader_id = ? AND first_at < ?",
             (reader_id, before))}
+
+    def shown_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.conn.execute(
+            "SELECT paper_id, first_at FROM shown WHERE reader_id = ?"
+            " ORDER BY first_at DESC, paper_id", (reader_id,))]
 
     # -------------------------------------------------------------- ranking
     def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None

@@ -25,3 +25,14 @@ document.addEventListener("submit", async (event) => {
     status.setAttribute("data-state", "saved");
   }
 });
+
+// The profile's import: a chosen file is read into the text box (then sent as the form is);
+// without this script the box takes a pasted export.
+const importFile = document.getElementById("import-file");
+if (importFile) {
+  importFile.closest(".import-file").hidden = false;
+  importFile.addEventListener("change", async () => {
+    const file = importFile.files[0];
+    if (file) document.getElementById("import-text").value = await file.text();
+  });
+}
