@@ -23,6 +23,7 @@ from psycopg.types import TypeInfo
 from papersift.clock import utc_now
 from papersift.store import redact_url as redact
 from papersift.store.contracts import StoreError, StoreUnavailable
+from papersift.store.sql import Database, to_format
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
@@ -257,6 +258,49 @@ class Connector:
     def close(self) -> None:
         self._closed = True
         self._conn.close()
+
+
+class PostgresDatabase(Database):
+    """The dialect layer over the store's connection (`?` placeholders become `%s`)."""
+
+    dialect = "postgresql"
+
+    def __init__(self, connector: Connector, location: str) -> None:
+        self._connector, self.location = connector, location
+
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        return self._connector.get()
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
+        return self.conn.execute(to_format(sql), params).fetchall()
+
+    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self.conn.cursor(row_factory=dict_row) as cursor:
+            return cursor.execute(to_format(sql), params).fetchall()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(to_format(sql), params).rowcount
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(to_format(sql), rows)
+
+    def transaction(self) -> Any:
+        return transaction(self.conn)
+
+    def snapshot(self) -> Any:
+        return snapshot(self.conn)
+
+    def write(self, work: Callable[[], T]) -> T:
+        return retrying(self.conn, work)
+
+    def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
+               ) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?::{kind}[])", [list(values)]
+
+    def joined(self, expr: str, separator: str, source: str, order: str) -> str:
+        return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
 
 
 def _dropped(conn: psycopg.Connection[Any]) -> bool:

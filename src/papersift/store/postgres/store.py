@@ -6,8 +6,8 @@ from typing import Any
 
 import psycopg
 
-from papersift.store.postgres.db import Connector
-from papersift.store.postgres.delivery import Delivery
+from papersift.store.delivery import Delivery
+from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.pages import Pages
 from papersift.store.postgres.papers import Papers
@@ -27,6 +27,7 @@ class PostgresStore:
     def __init__(self, url: str, readonly: bool = False) -> None:
         self.location = url
         self._connector = connector = Connector(url, readonly=readonly)
+        self.db = db = PostgresDatabase(connector, url)
         self.papers = Papers(connector, url)
         self.search = Search(connector, url)
         self.embeddings = Embeddings(connector, url)
@@ -34,7 +35,7 @@ class PostgresStore:
         self.topics = Topics(connector, url)
         self.pages = Pages(connector, url)
         self.readers = Readers(connector, url)
-        self.delivery = Delivery(connector, url)
+        self.delivery = Delivery(db)
         self.tables = Tables(connector, url)
 
     @property

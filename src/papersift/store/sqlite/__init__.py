@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
-from papersift.store.sqlite.db import connect
-from papersift.store.sqlite.delivery import Delivery
+from papersift.store.delivery import Delivery
+from papersift.store.sqlite.db import SQLiteDatabase, connect
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
@@ -24,6 +24,7 @@ class SQLiteStore:
         self.path = Path(path)
         self.location = str(self.path)
         self.conn = connect(self.path, readonly=readonly)
+        self.db = db = SQLiteDatabase(self.conn, self.path)
         self.papers = Papers(self.conn, self.path)
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(self.conn, self.path)
@@ -31,7 +32,7 @@ class SQLiteStore:
         self.topics = Topics(self.conn, self.path)
         self.pages = Pages(self.conn, self.path)
         self.readers = Readers(self.conn, self.path)
-        self.delivery = Delivery(self.conn, self.path)
+        self.delivery = Delivery(db)
         self.tables = Tables(self.conn, self.path)
 
     def data_version(self) -> int:

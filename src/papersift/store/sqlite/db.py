@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from papersift.clock import utc_now
 from papersift.store.contracts import StoreError
+from papersift.store.sql import Database, json_list
 
 T = TypeVar("T")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -129,6 +130,57 @@ def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
 def marks(items: Sequence[Any]) -> str:
     """'?,?,?' for an IN list of these items."""
     return ",".join("?" * len(items))
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """Several reads that see one committed state: a deferred transaction (WAL keeps its
+    snapshot from the first read), or the transaction already open."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
+
+
+class SQLiteDatabase(Database):
+    """The dialect layer over one SQLite connection."""
+
+    dialect = "sqlite"
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn, self.path, self.location = conn, path, str(path)
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.conn.execute(sql, params)]
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        return self.conn.execute(sql, params).rowcount
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def transaction(self) -> Any:
+        return transaction(self.conn)
+
+    def snapshot(self) -> Any:
+        return snapshot(self.conn)
+
+    def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
+               ) -> tuple[str, list[Any]]:
+        # One JSON parameter instead of a '?' per value: no limit on how many, one plan.
+        return f"{column} IN (SELECT value FROM json_each(?))", [json_list(values)]
+
+    def joined(self, expr: str, separator: str, source: str, order: str) -> str:
+        # group_concat keeps the order of its (ordered) subquery.
+        return (f"(SELECT group_concat(joined_value, {separator}) FROM"
+                f" (SELECT {expr} AS joined_value {source} ORDER BY {order}))")
 
 
 class Concern:

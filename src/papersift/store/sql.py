@@ -1,0 +1,110 @@
+"""The dialect layer: portable concerns write each query once, with `?` placeholders, over the Database either backend gives them."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from functools import lru_cache
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class Database:
+    """One connection's queries, in the SQL both backends speak (SQLite 3.35+ and PostgreSQL
+    both have RETURNING, ON CONFLICT ... DO NOTHING / DO UPDATE and row values), plus the
+    few phrases that differ, each a method here. A backend subclasses it in its db module."""
+
+    dialect = ""
+    location = ""
+
+    # ------------------------------------------------------- what a backend provides
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
+        """Every row, by position."""
+        raise NotImplementedError
+
+    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Every row, by column name."""
+        raise NotImplementedError
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement; how many rows it changed."""
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """BEGIN ... COMMIT, rolled back on any error (KeyboardInterrupt included)."""
+        raise NotImplementedError
+
+    def snapshot(self) -> AbstractContextManager[Any]:
+        """Several reads that see one committed state."""
+        raise NotImplementedError
+
+    def write(self, work: Callable[[], T]) -> T:
+        """Run `work` in one transaction, again if the backend ended it to break a race."""
+        with self.transaction():
+            return work()
+
+    def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
+               ) -> tuple[str, list[Any]]:
+        """`column` is one of `values` (any number of them, one parameter): the condition
+        and its parameters. `kind` is the values' SQL type, text or bigint."""
+        raise NotImplementedError
+
+    def joined(self, expr: str, separator: str, source: str, order: str) -> str:
+        """A scalar subquery: `expr` of the rows `source` gives (FROM ... WHERE ...), joined
+        with `separator` (a quoted SQL literal) in `order`."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- shared on top
+    def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
+        found = self.dicts(sql, params)
+        return found[0] if found else None
+
+    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        found = self.rows(sql, params)
+        return found[0][0] if found else None
+
+    def column(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The first column of every row."""
+        return [row[0] for row in self.rows(sql, params)]
+
+
+def marks(items: Sequence[Any]) -> str:
+    """'?, ?, ?' for a VALUES list or row value of these items."""
+    return ", ".join("?" * len(items))
+
+
+def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def json_list(values: Sequence[Any]) -> str:
+    """Values as one JSON array parameter (SQLite's `json_each` reads it)."""
+    return json.dumps(list(values))
+
+
+_QUOTED = re.compile(r"('(?:[^']|'')*')")
+
+
+@lru_cache(maxsize=4096)
+def to_format(sql: str) -> str:
+    """`?` placeholders as psycopg's `%s`, a `?` inside quotes left alone, and every `%` as
+    `%%` (psycopg reads placeholders in quoted text too): queries are written once in the
+    `?` style and translated once per text."""
+    parts = _QUOTED.split(sql.replace("%", "%%"))
+    for i in range(0, len(parts), 2):  # even parts lie outside quotes
+        parts[i] = parts[i].replace("?", "%s")
+    return "".join(parts)
+
+
+class Concern:
+    """The queries of one portable concern over its store's Database (see store.contracts)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
