@@ -49,6 +49,11 @@ class Database:
         with self.transaction():
             return work()
 
+    def lock(self, key: str) -> None:
+        """Inside a write transaction: wait for, then hold until its end, the lock named
+        `key` (several processes count and write as one step). A backend whose write
+        transactions already exclude each other (SQLite's BEGIN IMMEDIATE) does nothing."""
+
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         """`column` is one of `values` (any number of them, one parameter): the condition

@@ -11,11 +11,11 @@ from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.pages import Pages
 from papersift.store.postgres.papers import Papers
-from papersift.store.postgres.readers import Readers
 from papersift.store.postgres.search import Search
 from papersift.store.postgres.summaries import Summaries
 from papersift.store.postgres.tables import Tables
 from papersift.store.postgres.topics import Topics
+from papersift.store.readers import Readers
 
 
 class PostgresStore:
@@ -34,7 +34,7 @@ class PostgresStore:
         self.summaries = Summaries(connector, url)
         self.topics = Topics(connector, url)
         self.pages = Pages(connector, url)
-        self.readers = Readers(connector, url)
+        self.readers = Readers(db)
         self.delivery = Delivery(db)
         self.tables = Tables(connector, url)
 

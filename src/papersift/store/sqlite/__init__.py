@@ -6,11 +6,11 @@ from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
 from papersift.store.delivery import Delivery
+from papersift.store.readers import Readers
 from papersift.store.sqlite.db import SQLiteDatabase, connect
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
-from papersift.store.sqlite.readers import Readers
 from papersift.store.sqlite.search import Search
 from papersift.store.sqlite.summaries import Summaries
 from papersift.store.sqlite.tables import Tables
@@ -31,7 +31,7 @@ class SQLiteStore:
         self.summaries = Summaries(self.conn, self.path)
         self.topics = Topics(self.conn, self.path)
         self.pages = Pages(self.conn, self.path)
-        self.readers = Readers(self.conn, self.path)
+        self.readers = Readers(db)
         self.delivery = Delivery(db)
         self.tables = Tables(self.conn, self.path)
 

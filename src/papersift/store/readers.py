@@ -1,0 +1,314 @@
+"""Readers: accounts, sessions, login attempts, invitations, and each reader's own signals."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from papersift.clock import utc_now
+from papersift.store.contracts import StoreConflict
+from papersift.store.sql import Concern, Database
+
+_LISTED = "id, name, email, created_at, last_seen_at, signals_version"
+_READER = _LISTED + ", link_key"
+# Every table that holds a reader's own rows (deleted with the reader).
+_OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
+               "delivery_settings", "digests", "digest_papers", "used_links")
+
+
+def _ranking_sql(db: Database) -> str:
+    """A paper as the ranker reads it: categories (the primary first) and author slugs in
+    order, and its live topic."""
+    categories = db.joined("c.category", "' '", "FROM paper_categories c"
+                           " WHERE c.paper_id = p.id", "c.position")
+    authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
+                        " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
+    return (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+            f" {categories} AS categories, {authors} AS author_slugs,"
+            " pt.topic_id, t.section_id FROM papers p"
+            " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
+            " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL")
+
+
+def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"], "title": row["title"], "abstract": row["abstract"],
+        "authors": [a for a in row["authors_text"].split(", ") if a],
+        "categories": (row["categories"] or "").split(),
+        "author_slugs": (row["author_slugs"] or "").split(),
+        "topic_id": row["topic_id"], "section_id": row["section_id"],
+        "sort_date": row["sort_date"],
+    }
+
+
+def _day_before(at: str) -> str | None:
+    """The day before an ISO time's day, None if it is not a date."""
+    try:
+        return (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return None
+
+
+class Readers(Concern):
+    """Accounts and each reader's signals (contract: ReadersStore)."""
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self._ranking = _ranking_sql(db)
+
+    # ------------------------------------------------------------- accounts
+    def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
+        # Names are unique without regard to case (both schemas say so).
+        found = self.db.value("INSERT INTO readers (name, email, password_hash, created_at)"
+                              " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+                              (name, email, password_hash, utc_now()))
+        if found is None:
+            raise StoreConflict(f"the name {name!r} is taken")
+        return int(found)
+
+    def find_reader(self, name: str) -> dict[str, Any] | None:
+        return self.db.one(f"SELECT {_READER}, password_hash FROM readers"
+                           " WHERE lower(name) = lower(?)", (name,))
+
+    def get_reader(self, reader_id: int) -> dict[str, Any] | None:
+        return self.db.one(f"SELECT {_READER} FROM readers WHERE id = ?", (reader_id,))
+
+    def list_readers(self) -> list[dict[str, Any]]:
+        return self.db.dicts(f"SELECT {_LISTED} FROM readers ORDER BY lower(name), name")
+
+    def remove_reader(self, reader_id: int) -> bool:
+        with self.db.transaction():
+            for table in _OWN_TABLES:
+                self.db.execute(f"DELETE FROM {table} WHERE reader_id = ?", (reader_id,))
+            self.db.execute("DELETE FROM collection_papers WHERE collection_id IN"
+                            " (SELECT id FROM collections WHERE reader_id = ?)", (reader_id,))
+            self.db.execute("DELETE FROM collections WHERE reader_id = ?", (reader_id,))
+            self.db.execute("UPDATE invitations SET used_by = NULL WHERE used_by = ?",
+                            (reader_id,))
+            return self.db.execute("DELETE FROM readers WHERE id = ?", (reader_id,)) > 0
+
+    def set_password_hash(self, reader_id: int, password_hash: str) -> None:
+        self.db.execute("UPDATE readers SET password_hash = ? WHERE id = ?",
+                        (password_hash, reader_id))
+
+    # ------------------------------------------------------------- sessions
+    def add_session(self, reader_id: int, token_hash: str, csrf_token: str,
+                    expires_at: str) -> None:
+        self.db.execute(
+            "INSERT INTO reader_sessions (token_hash, reader_id, csrf_token, created_at,"
+            " expires_at) VALUES (?, ?, ?, ?, ?)",
+            (token_hash, reader_id, csrf_token, utc_now(), expires_at))
+
+    def session_of(self, token_hash: str, now: str) -> dict[str, Any] | None:
+        row = self.db.one("SELECT reader_id, csrf_token, expires_at FROM reader_sessions"
+                          " WHERE token_hash = ? AND expires_at > ?", (token_hash, now))
+        reader = None if row is None else self.get_reader(row["reader_id"])
+        if row is None or reader is None:
+            return None
+        if (reader["last_seen_at"] or "")[:10] != now[:10]:  # one write a day is enough
+            self.db.execute("UPDATE readers SET last_seen_at = ? WHERE id = ?",
+                            (now, reader["id"]))
+        return {"reader": reader, "csrf_token": row["csrf_token"],
+                "expires_at": row["expires_at"]}
+
+    def end_session(self, token_hash: str) -> None:
+        self.db.execute("DELETE FROM reader_sessions WHERE token_hash = ?", (token_hash,))
+
+    def end_sessions(self, reader_id: int) -> int:
+        return self.db.execute("DELETE FROM reader_sessions WHERE reader_id = ?", (reader_id,))
+
+    # --------------------------------------------------- logins, invitations
+    def claim_login_attempt(self, limits: Sequence[tuple[str, int]], attempt: str,
+                            since: str, at: str) -> bool:
+        day_before = _day_before(at)
+        with self.db.transaction():
+            # One lock per key, taken in key order: the counts and the marks are one step.
+            for key in sorted(k for k, _ in limits):
+                self.db.lock(key)
+            for key, limit in limits:
+                if self.db.value("SELECT count(*) FROM login_failures WHERE key = ?"
+                                 " AND at >= ?", (key, since)) >= limit:
+                    return False
+            self.db.executemany("INSERT INTO login_failures (key, at, attempt) VALUES (?, ?, ?)",
+                                [(key, at, attempt) for key, _ in limits])
+            if day_before is not None:  # old marks count for nothing: keep the table small
+                self.db.executemany("DELETE FROM login_failures WHERE key = ? AND at < ?",
+                                    [(key, day_before) for key, _ in limits])
+        return True
+
+    def forgive_login_attempt(self, attempt: str) -> None:
+        self.db.execute("DELETE FROM login_failures WHERE attempt = ?", (attempt,))
+
+    def clear_login_failures(self, key: str) -> None:
+        self.db.execute("DELETE FROM login_failures WHERE key = ?", (key,))
+
+    def add_invitation(self, code_hash: str, expires_at: str) -> None:
+        self.db.execute("INSERT INTO invitations (code_hash, created_at, expires_at)"
+                        " VALUES (?, ?, ?)", (code_hash, utc_now(), expires_at))
+
+    def invitation_open(self, code_hash: str, now: str) -> bool:
+        return self.db.value("SELECT 1 FROM invitations WHERE code_hash = ?"
+                             " AND used_at IS NULL AND expires_at > ?",
+                             (code_hash, now)) is not None
+
+    def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
+        return self.db.execute(
+            "UPDATE invitations SET used_by = ?, used_at = ? WHERE code_hash = ?"
+            " AND used_at IS NULL AND expires_at > ?", (reader_id, now, code_hash, now)) > 0
+
+    # -------------------------------------------------------------- signals
+    def _bump(self, reader_id: int) -> None:
+        """Inside a write transaction: the reader's signals changed."""
+        self.db.execute("UPDATE readers SET signals_version = signals_version + 1"
+                        " WHERE id = ?", (reader_id,))
+
+    def _signal(self, reader_id: int, sql: str, params: Sequence[Any]) -> int:
+        """Run one write of a reader's signals (bumping their version if it changed a row)."""
+        with self.db.transaction():
+            changed = self.db.execute(sql, params)
+            if changed:
+                self._bump(reader_id)
+        return changed
+
+    def add_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        return self._signal(reader_id, "INSERT INTO follows (reader_id, kind, value, created_at)"
+                            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                            (reader_id, kind, value, utc_now())) > 0
+
+    def remove_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        return self._signal(reader_id, "DELETE FROM follows WHERE reader_id = ? AND kind = ?"
+                            " AND value = ?", (reader_id, kind, value)) > 0
+
+    def follows_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT kind, value, created_at FROM follows WHERE reader_id = ?"
+                             " ORDER BY created_at, kind, value", (reader_id,))
+
+    def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
+        self._signal(reader_id, "INSERT INTO reactions (reader_id, paper_id, reaction, at)"
+                     " VALUES (?, ?, ?, ?) ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
+                     " reaction = excluded.reaction, at = excluded.at",
+                     (reader_id, paper_id, reaction, utc_now()))
+
+    def clear_reaction(self, reader_id: int, paper_id: str) -> bool:
+        return self._signal(reader_id, "DELETE FROM reactions WHERE reader_id = ?"
+                            " AND paper_id = ?", (reader_id, paper_id)) > 0
+
+    def reactions_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT paper_id, reaction, at FROM reactions WHERE reader_id = ?"
+                             " ORDER BY at DESC, paper_id", (reader_id,))
+
+    # ----------------------------------------------------------- collections
+    def _collection_id(self, reader_id: int, name: str) -> int | None:
+        return self.db.value("SELECT id FROM collections WHERE reader_id = ? AND name = ?",
+                             (reader_id, name))
+
+    def add_to_collection(self, reader_id: int, name: str, paper_id: str) -> None:
+        now = utc_now()
+        with self.db.transaction():
+            self.db.execute("INSERT INTO collections (reader_id, name, created_at)"
+                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (reader_id, name, now))
+            self.db.execute("INSERT INTO collection_papers (collection_id, paper_id, added_at)"
+                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                            (self._collection_id(reader_id, name), paper_id, now))
+            self._bump(reader_id)
+
+    def remove_from_collection(self, reader_id: int, name: str, paper_id: str) -> bool:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return False
+        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = ?"
+                            " AND paper_id = ?", (collection, paper_id)) > 0
+
+    def remove_collection(self, reader_id: int, name: str) -> bool:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return False
+        with self.db.transaction():
+            self.db.execute("DELETE FROM collection_papers WHERE collection_id = ?",
+                            (collection,))
+            self.db.execute("DELETE FROM collections WHERE id = ?", (collection,))
+            self._bump(reader_id)
+        return True
+
+    def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts(
+            "SELECT c.name, count(cp.paper_id) AS papers, c.created_at FROM collections c"
+            " LEFT JOIN collection_papers cp ON cp.collection_id = c.id WHERE c.reader_id = ?"
+            " GROUP BY c.id, c.name, c.created_at ORDER BY c.name", (reader_id,))
+
+    def collection_papers(self, reader_id: int, name: str) -> list[str] | None:
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return None
+        return self.db.column("SELECT paper_id FROM collection_papers WHERE collection_id = ?"
+                              " ORDER BY added_at DESC, paper_id", (collection,))
+
+    # ------------------------------------------------------------- feedback
+    def add_feedback(self, reader_id: int, text: str) -> int:
+        return int(self.db.value("INSERT INTO feedback (reader_id, text, at) VALUES (?, ?, ?)"
+                                 " RETURNING id", (reader_id, text, utc_now())))
+
+    def feedback_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT id, text, at FROM feedback WHERE reader_id = ?"
+                             " ORDER BY at DESC, id DESC", (reader_id,))
+
+    def add_profile_entry(self, reader_id: int, kind: str, phrase: str,
+                          feedback_id: int | None = None) -> int | None:
+        with self.db.transaction():
+            entry = self.db.value(
+                "INSERT INTO profile_entries (reader_id, kind, phrase, feedback_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
+                (reader_id, kind, phrase, feedback_id, utc_now()))
+            if entry is not None:
+                self._bump(reader_id)
+        return None if entry is None else int(entry)
+
+    def remove_profile_entry(self, reader_id: int, entry_id: int) -> bool:
+        return self._signal(reader_id, "DELETE FROM profile_entries WHERE reader_id = ?"
+                            " AND id = ?", (reader_id, entry_id)) > 0
+
+    def profile_entries(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT id, kind, phrase, feedback_id, created_at"
+                             " FROM profile_entries WHERE reader_id = ? ORDER BY id",
+                             (reader_id,))
+
+    # ---------------------------------------------------------------- shown
+    def mark_shown(self, reader_id: int, paper_ids: Sequence[str], at: str) -> None:
+        if paper_ids:  # in id order: two writers of one reader cannot deadlock
+            with self.db.transaction():
+                self.db.executemany("INSERT INTO shown (reader_id, paper_id, first_at)"
+                                    " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                                    [(reader_id, pid, at) for pid in sorted(set(paper_ids))])
+
+    def shown_before(self, reader_id: int, before: str) -> set[str]:
+        return set(self.db.column("SELECT paper_id FROM shown WHERE reader_id = ?"
+                                  " AND first_at < ?", (reader_id, before)))
+
+    def shown_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT paper_id, first_at FROM shown WHERE reader_id = ?"
+                             " ORDER BY first_at DESC, paper_id", (reader_id,))
+
+    # -------------------------------------------------------------- ranking
+    def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None
+                     ) -> list[dict[str, Any]]:
+        where, params = "p.duplicate_of IS NULL", []
+        if ids is not None:
+            condition, params = self.db.any_of("p.id", list(dict.fromkeys(ids)))
+            where += f" AND {condition}"
+        elif since is not None:
+            where += " AND p.sort_date >= ?"
+            params.append(since)
+        return [_ranking_row(r) for r in self.db.dicts(
+            f"{self._ranking} WHERE {where} ORDER BY p.pk", params)]
+
+    def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
+        total = int(self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL"
+                                  " AND sort_date < ?", (before,)))
+        if not total or n <= 0:
+            return []
+        ids = self.db.column(
+            "SELECT id FROM (SELECT id, row_number() OVER (ORDER BY pk) AS k FROM papers"
+            " WHERE duplicate_of IS NULL AND sort_date < ?) AS numbered WHERE k % ? = 0"
+            " ORDER BY k LIMIT ?", (before, max(1, total // n), n))
+        return self.ranking_rows(ids=ids)
