@@ -295,6 +295,9 @@ class PostgresDatabase(Database):
     def write(self, work: Callable[[], T]) -> T:
         return retrying(self.conn, work)
 
+    def lock(self, table: str, mode: str) -> None:
+        self.conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
+
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]
