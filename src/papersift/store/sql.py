@@ -54,6 +54,10 @@ class Database:
         `key` (several processes count and write as one step). A backend whose write
         transactions already exclude each other (SQLite's BEGIN IMMEDIATE) does nothing."""
 
+    def lock_table(self, table: str, mode: str) -> None:
+        """Lock `table` in `mode` (PostgreSQL's LOCK TABLE) until the transaction ends. A
+        SQLite writer holds the one write lock already (BEGIN IMMEDIATE): nothing to do."""
+
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         """`column` is one of `values` (any number of them, one parameter): the condition

@@ -298,6 +298,9 @@ class PostgresDatabase(Database):
     def lock(self, key: str) -> None:
         self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
+    def lock_table(self, table: str, mode: str) -> None:
+        self.conn.execute(f"LOCK TABLE {table} IN {mode} MODE")
+
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]

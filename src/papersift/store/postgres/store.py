@@ -14,8 +14,8 @@ from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
 from papersift.store.postgres.summaries import Summaries
 from papersift.store.postgres.tables import Tables
-from papersift.store.postgres.topics import Topics
 from papersift.store.readers import Readers
+from papersift.store.topics import Topics
 
 
 class PostgresStore:
@@ -32,7 +32,7 @@ class PostgresStore:
         self.search = Search(connector, url)
         self.embeddings = Embeddings(connector, url)
         self.summaries = Summaries(connector, url)
-        self.topics = Topics(connector, url)
+        self.topics = Topics(db)
         self.pages = Pages(connector, url)
         self.readers = Readers(db)
         self.delivery = Delivery(db)

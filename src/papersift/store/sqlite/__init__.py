@@ -14,7 +14,7 @@ from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
 from papersift.store.sqlite.summaries import Summaries
 from papersift.store.sqlite.tables import Tables
-from papersift.store.sqlite.topics import Topics
+from papersift.store.topics import Topics
 
 
 class SQLiteStore:
@@ -29,7 +29,7 @@ class SQLiteStore:
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(self.conn, self.path)
         self.summaries = Summaries(self.conn, self.path)
-        self.topics = Topics(self.conn, self.path)
+        self.topics = Topics(db)
         self.pages = Pages(self.conn, self.path)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
