@@ -72,9 +72,9 @@ from threadpoolctl import threadpool_limits
 
 from papersift.cli.common import progress
 from papersift.engines import run_local
-from papersift.ingest.prepare import slugify
 from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord
+from papersift.records.prepare import slugify
 from papersift.search import Embed, search
 from papersift.search.embed import default_embedder, embedding_text, text_hash
 from papersift.search.keywords_stage import Keywords

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from papersift.ingest.stage import add_records
 from papersift.search.embed import default_embedder
 from papersift.search.evaluate import (
     CONFIGS,
@@ -31,7 +30,7 @@ from papersift.search.evaluate import (
 from papersift.search.hybrid import DEFAULT_FUSION
 from papersift.search.stage import Embed
 from papersift.settings import load_settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 
 SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 SCIFACT = SHARED / "scifact"

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from papersift.ingest.stage import Ingest, add_records
+from papersift.ingest.stage import Ingest
 from papersift.search import keyword, service
 from papersift.search.embed import default_embedder, text_hash
 from papersift.search.evaluate import read_corpus, read_qrels, read_queries, run_config
@@ -39,7 +39,7 @@ from papersift.search.keyword import parse_query, plan_keywords
 from papersift.search.metrics import percentile
 from papersift.search.stage import Embed
 from papersift.settings import load_settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_million import CACHE, MODEL, RECENT, LookupEmbedder, lookup_embedder  # noqa: E402

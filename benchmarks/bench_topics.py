@@ -24,10 +24,9 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.settings import load_settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import agreement, baseline_kmeans, label_checks, stability
 from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms

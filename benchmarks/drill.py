@@ -365,9 +365,8 @@ HOSTILE_FIELDS = {
 def part_pipeline(work: Path, corpus: Path) -> None:
     """An older store holding every hostile field; update, export and serve over it."""
     print("pipeline: update, topics, feeds over every hostile field", flush=True)
-    from papersift.ingest.stage import add_records
     from papersift.records import PaperRecord
-    from papersift.store import open_store
+    from papersift.store import add_records, open_store
 
     data = work / "pipeline"
     source = work / "pipeline.jsonl"

@@ -6,10 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from papersift.ingest.stage import add_records
 from papersift.recommend import window as window_cache
 from papersift.records import PaperRecord
-from papersift.store import Store
+from papersift.store import Store, add_records
 
 MODEL = "test:model"
 FIELDS = {

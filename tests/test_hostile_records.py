@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from papersift.ingest.prepare import prepare_record
-from papersift.ingest.stage import Ingest, add_records
+from papersift.ingest.stage import Ingest
 from papersift.records import (
     PaperRecord,
     RecordLimits,
@@ -26,10 +25,11 @@ from papersift.records import (
     has_control,
     split_arxiv_id,
 )
+from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
 from papersift.sources import jsontext
 from papersift.sources.files import parse_line, parse_object
-from papersift.store import Store
+from papersift.store import Store, add_records
 
 LIMITS = RecordLimits.defaults()
 TODAY = datetime.now(UTC).date()

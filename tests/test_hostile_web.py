@@ -18,11 +18,10 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.search.highlight import WINDOW_CHARS, Highlighter
 from papersift.settings import Settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 from papersift.topics.phrases import doc_terms
 from papersift.web import limits, urls
 from papersift.web.feeds import atom_feed, xml_safe

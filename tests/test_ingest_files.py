@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from papersift.ingest.files import CachedLine, _decode_items, _encode_items
-from papersift.ingest.prepare import prepare_record
 from papersift.ingest.stage import Ingest
 from papersift.records import Skipped, split_arxiv_id
+from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
 from papersift.sources.files import parse_object, read_jsonl, split_author_string

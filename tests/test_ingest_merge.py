@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from papersift.ingest.merge import merge, source_kind
-from papersift.ingest.prepare import norm_title_key, slugify
 from papersift.records import PaperRecord
+from papersift.records.merge import merge, source_kind
+from papersift.records.prepare import norm_title_key, slugify
 
 TITLE = "Sparse Attention for Long Documents"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from papersift.ingest.stage import Ingest, add_records
+from papersift.ingest.stage import Ingest
 from papersift.records import PaperRecord
 from papersift.settings import Settings
-from papersift.store import Store, StoreError, open_store
+from papersift.store import Store, StoreError, add_records, open_store
 from papersift.store.sqlite import fulltext
 from papersift.store.sqlite.bulk import DEFERRABLE_INDEXES, build_deferred_indexes, defer_indexes
 from papersift.store.sqlite.db import transaction

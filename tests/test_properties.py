@@ -11,11 +11,10 @@ from hypothesis import assume, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from papersift.ingest.stage import add_records
 from papersift.search import search
 from papersift.search.keyword import parse_query
 from papersift.settings import Settings, load_settings
-from papersift.store import KeywordQuery, Store, open_store
+from papersift.store import KeywordQuery, Store, add_records, open_store
 from papersift.store.sqlite.search import fts_expression
 from papersift.summarize.gate import check, source_for
 from tests.test_search_embed import paper

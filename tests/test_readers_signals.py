@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.readers import accounts, signals
 from papersift.readers.feedback import Entry, FeedbackTooLong, read_feedback
 from papersift.readers.imports import NothingToImport, read_bibtex, read_ids, read_import
 from papersift.records import PaperRecord
-from papersift.store import Store
+from papersift.store import Store, add_records
 
 # Every test that uses the store runs on each backend (tests/conftest.py).
 pytestmark = pytest.mark.backends("sqlite", "postgresql")

@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 
 from papersift.datadir import DataDir
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.search import Embed, EmbedderError
 from papersift.search.embed import LocalEmbedder, OpenAIEmbedder, embedding_text
 from papersift.search.onnx_export import ensure_exported
 from papersift.settings import Settings, load_settings
-from papersift.store import Store
+from papersift.store import Store, add_records
 from tests.conftest import shared_file
 from tests.openai_server import Fault, OpenAIServer
 

@@ -7,12 +7,11 @@ import random
 import numpy as np
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.search import keyword as kw
 from papersift.search.hybrid import feedback_vector
 from papersift.search.keyword import parse_query, plan_keywords
 from papersift.settings import Settings
-from papersift.store import KeywordQuery, Store, Term
+from papersift.store import KeywordQuery, Store, Term, add_records
 from papersift.store.sqlite.search import fts_expression
 from tests.test_search_embed import paper
 from tests.test_search_query import corpus, ids, keyword  # noqa: F401

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.search import QueryError, search
 from papersift.search.keyword import parse_query
 from papersift.settings import Settings
-from papersift.store import KeywordQuery, Store, Term
+from papersift.store import KeywordQuery, Store, Term, add_records
 from papersift.store.sqlite.search import fts_expression
 from tests.conftest import shared_file
 from tests.store_sql import run_sql

@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 
 from papersift.engines import run_ray
-from papersift.ingest.stage import add_records
 from papersift.search import Embed
 from papersift.search.embed import LocalEmbedder
 from papersift.search.engines import embed_job
 from papersift.settings import Settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
 
 ray = pytest.importorskip("ray")

@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
-from papersift.ingest.stage import add_records
 from papersift.search import Embed, search, similar_papers
 from papersift.search.ann import SavedVectors, VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
@@ -22,7 +21,7 @@ from papersift.search.neighbours import (
     refresh_local_index,
 )
 from papersift.settings import Settings, SettingsError
-from papersift.store import Store, open_store
+from papersift.store import Store, add_records, open_store
 from tests.store_sql import run_sql
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
 

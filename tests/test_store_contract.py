@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from papersift.ingest.prepare import prepare_record
 from papersift.records import PaperRecord
+from papersift.records.prepare import prepare_record
 from papersift.store import KeywordQuery, SearchFilters, Store, StoreQueryError, Term, open_store
 
 MODEL = "test:model"

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
-from papersift.ingest.prepare import prepare_record
+from papersift.records.prepare import prepare_record
 from papersift.stages import Progress
 from papersift.store import Store, open_store
 from papersift.store.migrate import MigrateError, compare, migrate_store

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
-from papersift.store import KeywordQuery, Store, StoreError, Term, open_store
+from papersift.store import KeywordQuery, Store, StoreError, Term, add_records, open_store
 from papersift.store.sqlite.db import PAGE_SIZE, migrations
 from tests.store_sql import run_sql
 

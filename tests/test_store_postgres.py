@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from papersift.ingest.prepare import prepare_record
 from papersift.records import PaperRecord
+from papersift.records.prepare import prepare_record
 from papersift.store import KeywordQuery, SearchFilters, Store, StoreError, Term, open_store
 
 psycopg = pytest.importorskip("psycopg")
@@ -487,9 +487,8 @@ def test_the_store_and_the_site_outlive_a_restart_of_the_server(
     again without restarting papersift (before issue 30 every page failed until then)."""
     from starlette.testclient import TestClient
 
-    from papersift.ingest.stage import add_records
     from papersift.settings import load_settings
-    from papersift.store import StoreUnavailable
+    from papersift.store import StoreUnavailable, add_records
     from papersift.web.app import create_app
 
     settings = load_settings(environ={}, config=tmp_path / "none.toml",

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
+from papersift.store import add_records
 from papersift.summarize.gate import check
 from papersift.summarize.llm import PROMPT_VERSION, LLMWriter, ReplyError, parse_reply
 from papersift.summarize.stage import Summarize

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.stages import Progress
+from papersift.store import add_records
 from papersift.summarize import Summarize
 from papersift.summarize.stage import flag_paper
 

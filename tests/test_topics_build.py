@@ -8,9 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
-from papersift.store import Store
+from papersift.store import Store, add_records
 from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import label_checks
 from papersift.topics.phrases import STOPWORDS

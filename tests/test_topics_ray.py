@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.settings import Settings, load_settings
 from papersift.stages import Progress
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 from papersift.topics import AssignTopics, BuildTopics
 from papersift.topics import cluster as cluster_module
 from tests.store_sql import run_sql

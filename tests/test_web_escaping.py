@@ -29,12 +29,11 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.delivery import links, preferences
-from papersift.ingest.stage import add_records
 from papersift.readers import accounts, signals
 from papersift.records import PaperRecord
 from papersift.search import Embed
 from papersift.settings import Settings
-from papersift.store import open_store
+from papersift.store import add_records, open_store
 from papersift.summarize import Summarize
 from papersift.web import urls
 from papersift.web.app import create_app

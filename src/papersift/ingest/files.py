@@ -15,8 +15,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from papersift.ingest.prepare import PreparedRecord, prepare_record
 from papersift.records import PaperRecord, RecordLimits, Skipped
+from papersift.records.prepare import PreparedRecord, prepare_record
 from papersift.sources import SourceOptions
 from papersift.sources.files import in_range, iter_lines, line_key, parse_line
 from papersift.store import open_store

@@ -14,13 +14,13 @@ import httpx
 
 from papersift.clock import utc_now
 from papersift.ingest.files import CachedLine, file_items
-from papersift.ingest.prepare import PreparedRecord, prepare_record
 from papersift.records import PaperRecord, RecordLimits, Skipped, SourceError, check_record, shown
+from papersift.records.prepare import PreparedRecord, prepare_record
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, open_source, parse_spec
 from papersift.sources.files import file_path, parse_line
 from papersift.stages import OnProgress, Progress, Report, no_progress
-from papersift.store import Store, UpsertReport
+from papersift.store import Store
 
 # Commit at least this often so a slow network source loses little when killed.
 _FLUSH_SECONDS = 5.0
@@ -148,11 +148,6 @@ class _Tally:
             details={"sources": sources, "duplicates": self.duplicates,
                      "parallel_index": self.parallel_index,
                      "papers_per_second": round(seen / seconds, 1) if seconds else None})
-
-
-def add_records(store: Store, records: Sequence[PaperRecord]) -> UpsertReport:
-    """Prepare these records and upsert them in one batch (what a test or a benchmark adds)."""
-    return store.papers.upsert_papers([prepare_record(r) for r in records])
 
 
 def _file_bytes(specs: Sequence[str]) -> int:

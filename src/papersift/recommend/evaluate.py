@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 
 from papersift.errors import UsageError
-from papersift.ingest.stage import add_records
 from papersift.recommend import baselines
 from papersift.recommend.features import Papers, TextSpace, featurize, paper_text
 from papersift.recommend.feedback_eval import feedback_effect
@@ -36,7 +35,7 @@ from papersift.search.stage import Embed
 from papersift.settings import Settings
 from papersift.sources.files import parse_line
 from papersift.stages import OnProgress, Progress, no_progress
-from papersift.store import Store, open_store
+from papersift.store import Store, add_records, open_store
 from papersift.topics.stage import BuildTopics, model_id
 
 NEGATIVES = 5_000

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from papersift.errors import UsageError
-from papersift.ingest.stage import add_records
 from papersift.records import PaperRecord
 from papersift.search.embed import Embedder, default_embedder
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams
@@ -24,7 +23,7 @@ from papersift.search.service import search
 from papersift.search.stage import Embed
 from papersift.settings import Settings
 from papersift.stages import OnProgress, no_progress
-from papersift.store import Store, open_store
+from papersift.store import Store, add_records, open_store
 
 # The configurations an evaluation reports: the two rankings alone, plain RRF, and ours.
 CONFIGS: dict[str, tuple[str, FusionParams]] = {

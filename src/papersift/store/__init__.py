@@ -6,10 +6,13 @@ plugin and implements all of them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from papersift.plugins import plugins
+from papersift.records import PaperRecord
+from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
 from papersift.store.contracts import (
     KeywordQuery,
@@ -25,7 +28,7 @@ from papersift.store.contracts import (
 
 __all__ = [
     "KeywordQuery", "SearchFilters", "Store", "StoreConflict", "StoreError", "StoreQueryError", "StoreUnavailable", "Term",
-    "UpsertReport", "open_store", "redact_url",
+    "UpsertReport", "add_records", "open_store", "redact_url",
 ]
 
 
@@ -51,3 +54,9 @@ def open_store(target: Settings | Path | str, readonly: bool = False) -> Store:
             return backend.open(location, readonly)
     raise StoreError(f"no store backend for {location!r}; known schemes: "
                      f"{', '.join(s for b in plugins().stores for s in b.schemes)}")
+
+
+def add_records(store: Store, records: Sequence[PaperRecord]) -> UpsertReport:
+    """Prepare these records and upsert them in one batch (what an evaluation, a test or a
+    benchmark adds; the ingest stage streams, prepares in helper processes and reports)."""
+    return store.papers.upsert_papers([prepare_record(r) for r in records])

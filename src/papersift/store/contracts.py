@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from papersift.errors import PapersiftError
-from papersift.ingest.prepare import PreparedRecord
+from papersift.records.prepare import PreparedRecord
 
 
 class StoreError(PapersiftError):
@@ -100,7 +100,7 @@ class PapersStore(Protocol):
     """Papers with their versions, authors, categories and sources."""
 
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """Insert or merge a batch in one transaction (rules: papersift.ingest.merge).
+        """Insert or merge a batch in one transaction (rules: papersift.records.merge).
 
         A record its source already gave unchanged costs one lookup and counts as
         unchanged; a new paper with the DOI or title key of a stored one is linked to it

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from papersift.ingest.prepare import slugify
+from papersift.records.prepare import slugify
 
 # A new cluster keeps an old topic's identity when at least this share of the old topic's
 # papers went to it AND at least this share of its papers that had a topic came from it.

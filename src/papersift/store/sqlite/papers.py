@@ -9,9 +9,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.ingest.merge import merge, source_kind
-from papersift.ingest.prepare import PreparedRecord, version_rows
 from papersift.records import PaperRecord
+from papersift.records.merge import merge, source_kind
+from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.contracts import UpsertReport
 from papersift.store.sqlite import bulk
 from papersift.store.sqlite.db import Concern, chunks, transaction

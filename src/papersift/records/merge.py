@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from papersift.ingest.prepare import links_json, norm_title_key, sort_date
 from papersift.records import PaperRecord
+from papersift.records.prepare import links_json, norm_title_key, sort_date
 
 # When two sources disagree about a paper's text and neither gives a newer version, the
 # one that is closer to arXiv's own record wins. Higher wins; unknown sources rank lowest.
