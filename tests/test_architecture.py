@@ -19,7 +19,10 @@ MAX_FUNCTION_LINES = 60
 
 
 def _public(cls: type) -> set[str]:
-    return {name for name, value in vars(cls).items()
+    """Public methods, inherited ones included (a backend's class may extend a shared one)."""
+    return {name for klass in cls.__mro__
+            if klass.__module__.startswith("papersift.") and klass.__name__ != "Concern"
+            for name, value in vars(klass).items()
             if not name.startswith("_") and callable(value)}
 
 

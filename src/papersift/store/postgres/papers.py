@@ -3,36 +3,26 @@
 from __future__ import annotations
 
 import contextlib
-import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from papersift.clock import utc_now
-from papersift.records.merge import merge, source_kind
+from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.contracts import StoreError, UpsertReport
+from papersift.store.papers import COLUMNS, DUMPED, SELECT, PaperReads
 from papersift.store.postgres.db import (
     PAPERS_LOCK,
     SCHEMA,
-    Concern,
     dedupe_last,
     insert_rows,
     retrying,
-    snapshot,
 )
 
-# Every column of papers but the keyword index (fts), in the SQLite store's order.
-COLUMNS = (
-    "pk", "id", "version", "text_source", "title", "abstract", "authors_text",
-    "primary_category", "submitted", "updated", "announced", "doi", "comment", "journal_ref",
-    "license", "links", "norm_key", "duplicate_of", "sort_date",
-)
-_SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM papers"
 _INSERTED = COLUMNS[1:]  # what a new paper's row gives (PreparedRecord.paper_row + 2)
 _INSERTED_TYPES = ("text", "int4", *["text"] * 16)
 
 
-class Papers(Concern):
+class Papers(PaperReads):
     """Everything about papers, authors, categories, versions and sources (contract: PapersStore).
 
     Concurrent upserts (two ingests at once) take turns batch by batch through one advisory
@@ -40,6 +30,10 @@ class Papers(Concern):
     shares no unique key with its original (only a DOI or a title key), so row locks alone
     could not stop two writers from each storing one copy as an original.
     """
+
+    @property
+    def conn(self) -> Any:
+        return self.db.conn
 
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
@@ -65,10 +59,10 @@ class Papers(Concern):
         """The line keys whose record is still what its source last gave for its paper."""
         if not keys:
             return set()
-        return {r[0] for r in self.rows(
+        return {r[0] for r in self.db.rows(
             "SELECT l.line_key FROM source_lines l JOIN paper_sources s"
             " ON s.paper_id = l.paper_id AND s.source = l.source"
-            " AND s.record_hash = l.record_hash WHERE l.line_key = ANY(%s::bigint[])",
+            " AND s.record_hash = l.record_hash WHERE l.line_key = ANY(?::bigint[])",
             (list(keys),))}
 
     def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
@@ -118,15 +112,15 @@ class Papers(Concern):
         if not keys:
             return {}
         ids, sources = zip(*keys, strict=True)
-        return {(r[0], r[1]): (r[2], r[3]) for r in self.rows(
+        return {(r[0], r[1]): (r[2], r[3]) for r in self.db.rows(
             "SELECT s.paper_id, s.source, s.record_hash, s.extras FROM paper_sources s"
-            " JOIN unnest(%s::text[], %s::text[]) AS k(paper_id, source)"
+            " JOIN unnest(?::text[], ?::text[]) AS k(paper_id, source)"
             " ON s.paper_id = k.paper_id AND s.source = k.source", (list(ids), list(sources)))}
 
     def _current_rows(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         """The stored rows of these papers, locked until the batch commits."""
-        return {r["id"]: r for r in self.dicts(
-            f"{_SELECT} WHERE id = ANY(%s::text[]) ORDER BY id FOR UPDATE",
+        return {r["id"]: r for r in self.db.dicts(
+            f"{SELECT} WHERE id = ANY(?::text[]) ORDER BY id FOR UPDATE",
             (sorted(set(ids)),))}
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
@@ -135,18 +129,18 @@ class Papers(Concern):
         names = [n for n in wanted if n]
         if not names:
             return {}
-        ids = dict(self.rows("SELECT name, id FROM authors WHERE name = ANY(%s::text[])",
+        ids = dict(self.db.rows("SELECT name, id FROM authors WHERE name = ANY(?::text[])",
                              (names,)))
         missing = [n for n in names if n not in ids]
         if not missing:
             return ids
-        taken = {r[0] for r in self.rows("SELECT slug FROM authors WHERE slug = ANY(%s::text[])",
+        taken = {r[0] for r in self.db.rows("SELECT slug FROM authors WHERE slug = ANY(?::text[])",
                                          (list({wanted[n] for n in missing}),))}
         new_rows = []
         for name in missing:
             slug, n = wanted[name], 1
-            while slug in taken or (n > 1 and self.one(
-                    "SELECT 1 FROM authors WHERE slug = %s", (slug,))):
+            while slug in taken or (n > 1 and self.db.value(
+                    "SELECT 1 FROM authors WHERE slug = ?", (slug,))):
                 n += 1
                 slug = f"{wanted[name]}-{n}"
             taken.add(slug)
@@ -162,13 +156,13 @@ class Papers(Concern):
         by_doi: dict[str, str] = {}
         by_key: dict[str, str] = {}
         if dois:
-            for paper_id, doi in self.rows(
-                    "SELECT id, lower(doi) FROM papers WHERE lower(doi) = ANY(%s::text[])"
+            for paper_id, doi in self.db.rows(
+                    "SELECT id, lower(doi) FROM papers WHERE lower(doi) = ANY(?::text[])"
                     " AND duplicate_of IS NULL ORDER BY pk DESC", (sorted(dois),)):
                 by_doi[doi] = paper_id  # DESC order: the earliest stored one is written last
         if keys:
-            for paper_id, key in self.rows(
-                    "SELECT id, norm_key FROM papers WHERE norm_key = ANY(%s::text[])"
+            for paper_id, key in self.db.rows(
+                    "SELECT id, norm_key FROM papers WHERE norm_key = ANY(?::text[])"
                     " AND duplicate_of IS NULL ORDER BY pk DESC", (sorted(keys),)):
                 by_key[key] = paper_id
         return by_doi, by_key
@@ -211,14 +205,6 @@ class Papers(Concern):
                     ("text", "int4", "text"),
                     [row for item in done for row in item.version_rows], "ON CONFLICT DO NOTHING")
         return [item for item in items if item.id not in inserted]
-
-    def _categories_of(self, ids: list[str]) -> dict[str, list[str]]:
-        found: dict[str, list[str]] = {}
-        for paper_id, category in self.rows(
-                "SELECT paper_id, category FROM paper_categories WHERE paper_id = ANY(%s::text[])"
-                " ORDER BY paper_id, position", (sorted(set(ids)),)):
-            found.setdefault(paper_id, []).append(category)
-        return found
 
     def _merge_all(self, items: list[PreparedRecord], rows: dict[str, dict[str, Any]],
                    sources: dict[tuple[str, str], tuple[str, str]], author_ids: dict[str, int],
@@ -270,112 +256,13 @@ class Papers(Concern):
                 [(record.id, c, i) for i, c in enumerate(categories[record.id])])
         return change.visible or categories_change
 
-    def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
-        return int(self.value(
-            "INSERT INTO ingest_runs (started_at, finished_at, sources, report)"
-            " VALUES (%s, %s, %s, %s) RETURNING id",
-            (started_at, utc_now(), json.dumps(sources), json.dumps(report))))
-
-    # ----------------------------------------------------------------- reads
-    def count_papers(self, include_duplicates: bool = False) -> int:
-        where = "" if include_duplicates else " WHERE duplicate_of IS NULL"
-        return int(self.value(f"SELECT count(*) FROM papers{where}"))
-
-    def get_paper(self, paper_id: str) -> dict[str, Any] | None:
-        """The whole stored paper: fields, ordered authors with slugs, categories, versions, sources."""
-        with snapshot(self.conn):
-            found = self.dicts(f"{_SELECT} WHERE id = %s", (paper_id,))
-            if not found:
-                return None
-            paper = found[0]
-            paper.pop("pk")
-            paper["links"] = json.loads(paper["links"])
-            paper["authors"] = [{"name": name, "slug": slug} for name, slug in self.rows(
-                "SELECT a.name, a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
-                " WHERE pa.paper_id = %s ORDER BY pa.position", (paper_id,))]
-            paper["categories"] = self._categories_of([paper_id]).get(paper_id, [])
-            paper["versions"] = [{"version": v, "date": d} for v, d in self.rows(
-                "SELECT version, date FROM paper_versions WHERE paper_id = %s ORDER BY version",
-                (paper_id,))]
-            paper["sources"] = {source: json.loads(extras) for source, extras in self.rows(
-                "SELECT source, extras FROM paper_sources WHERE paper_id = %s ORDER BY source",
-                (paper_id,))}
-            paper["duplicates"] = [r[0] for r in self.rows(
-                "SELECT id FROM papers WHERE duplicate_of = %s ORDER BY id", (paper_id,))]
-        return paper
-
-    def stats(self) -> dict[str, Any]:
-        """Counts by source, primary category and month of announcement (or submission)."""
-        with snapshot(self.conn):
-            total, duplicates, authors = self.one(
-                "SELECT count(*), count(duplicate_of), (SELECT count(*) FROM authors) FROM papers")
-            by_source: dict[str, int] = {}
-            for source, n in self.rows(
-                    "SELECT source, count(*) FROM paper_sources GROUP BY source ORDER BY source"):
-                by_source[source_kind(source)] = by_source.get(source_kind(source), 0) + n
-            by_category = dict(self.rows(
-                "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
-                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 2 DESC, 1"))
-            by_month = dict(self.rows(
-                "SELECT coalesce(substr(sort_date, 1, 7), '?'), count(*) FROM papers"
-                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 1"))
-        return {
-            "papers": total, "distinct_papers": total - duplicates, "duplicates": duplicates,
-            "authors": authors, "full_text_index_pending": False, "indexes_pending": [],
-            "by_source": by_source, "by_category": by_category, "by_month": by_month,
-        }
-
-    def iter_papers(
-        self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
-    ) -> Iterable[dict[str, Any]]:
-        """Papers (not duplicates) in pk order, as dicts with `authors` as a list of names."""
-        clauses, params = ["duplicate_of IS NULL"], []
-        if since:
-            clauses.append("sort_date >= %s")
-            params.append(since)
-        where = " AND ".join(clauses)
-        if ids is not None:
-            yield from self._paper_dicts(f"{_SELECT} WHERE id = ANY(%s::text[]) AND {where}"
-                                         " ORDER BY pk", (list(ids), *params))
-            return
-        last = 0
-        while True:
-            rows = list(self._paper_dicts(
-                f"{_SELECT} WHERE pk > %s AND {where} ORDER BY pk LIMIT %s",
-                (last, *params, batch)))
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1]["pk"]
-
-    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
-        if ids is None:
-            return dict(self.rows("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL"))
-        return dict(self.rows("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL"
-                              " AND id = ANY(%s::text[])", (list(ids),)))
-
-    def primary_categories(self) -> dict[str, str | None]:
-        return dict(self.rows(
-            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL"))
-
-    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
-        for paper in self.dicts(sql, params):
-            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
-            paper["links"] = json.loads(paper["links"])
-            yield paper
-
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's rows in a canonical order, for comparing two stores (tests, backups)."""
         tables = {
-            "papers": f"{_SELECT} ORDER BY id",
-            "paper_versions": "SELECT * FROM paper_versions ORDER BY 1, 2",
-            "authors": "SELECT * FROM authors ORDER BY id",
-            "paper_authors": "SELECT * FROM paper_authors ORDER BY 1, 2",
-            "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
-            "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
+            **DUMPED,
             "papers_fts": "SELECT pk, fts::text FROM papers ORDER BY pk",
             "indexes": "SELECT indexname, tablename, indexdef FROM pg_indexes"
                        f" WHERE schemaname = '{SCHEMA}' ORDER BY indexname",
         }
-        with snapshot(self.conn):
-            return {name: [tuple(r) for r in self.rows(sql)] for name, sql in tables.items()}
+        with self.db.snapshot():
+            return {name: [tuple(r) for r in self.db.rows(sql)] for name, sql in tables.items()}

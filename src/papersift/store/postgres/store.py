@@ -28,7 +28,7 @@ class PostgresStore:
         self.location = url
         self._connector = connector = Connector(url, readonly=readonly)
         self.db = db = PostgresDatabase(connector, url)
-        self.papers = Papers(connector, url)
+        self.papers = Papers(db)
         self.search = Search(connector, url)
         self.embeddings = Embeddings(connector, url)
         self.summaries = Summaries(connector, url)

@@ -25,7 +25,7 @@ class SQLiteStore:
         self.location = str(self.path)
         self.conn = connect(self.path, readonly=readonly)
         self.db = db = SQLiteDatabase(self.conn, self.path)
-        self.papers = Papers(self.conn, self.path)
+        self.papers = Papers(db)
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(self.conn, self.path)
         self.summaries = Summaries(self.conn, self.path)

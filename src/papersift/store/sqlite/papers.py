@@ -3,23 +3,35 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from papersift.clock import utc_now
 from papersift.records import PaperRecord
-from papersift.records.merge import merge, source_kind
+from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.contracts import UpsertReport
+from papersift.store.papers import DUMPED, PaperReads
 from papersift.store.sqlite import bulk
-from papersift.store.sqlite.db import Concern, chunks, transaction
+from papersift.store.sqlite.db import chunks, transaction
 from papersift.store.sqlite.fulltext import FulltextBuilder, adopt_index, fulltext_deferred
 
 
-class Papers(Concern):
+class Papers(PaperReads):
     """Everything about papers, authors, categories, versions and sources (contract: PapersStore)."""
+
+    @property
+    def conn(self) -> Any:
+        return self.db.conn
+
+    @property
+    def path(self) -> Any:
+        return self.db.path
+
+    def _pending(self) -> dict[str, Any]:
+        # Set while a bulk load builds these indexes, or after one was killed.
+        return {"full_text_index_pending": fulltext_deferred(self.conn),
+                "indexes_pending": bulk.deferred_indexes(self.conn)}
 
     # Where the keys of lines read go: a bulk load holds them back (see bulk.held_lines).
     lines_table = "source_lines"
@@ -317,133 +329,10 @@ class Papers(Concern):
             version_rows(record),
         )
 
-    def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
-        with transaction(self.conn):
-            cursor = self.conn.execute(
-                "INSERT INTO ingest_runs(started_at, finished_at, sources, report) VALUES (?,?,?,?)",
-                (started_at, utc_now(), json.dumps(sources), json.dumps(report)),
-            )
-        return int(cursor.lastrowid)
-
-    # ----------------------------------------------------------------- reads
-    def count_papers(self, include_duplicates: bool = False) -> int:
-        where = "" if include_duplicates else " WHERE duplicate_of IS NULL"
-        return self.conn.execute(f"SELECT count(*) FROM papers{where}").fetchone()[0]
-
-    def get_paper(self, paper_id: str) -> dict[str, Any] | None:
-        """The whole stored paper: fields, ordered authors with slugs, categories, versions, sources."""
-        row = self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
-        if row is None:
-            return None
-        paper = dict(row)
-        paper.pop("pk")
-        paper["links"] = json.loads(paper["links"])
-        paper["authors"] = [
-            {"name": name, "slug": slug} for name, slug in self.conn.execute(
-                "SELECT a.name, a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
-                " WHERE pa.paper_id = ? ORDER BY pa.position", (paper_id,))
-        ]
-        paper["categories"] = self._categories(paper_id)
-        paper["versions"] = [
-            {"version": v, "date": d} for v, d in self.conn.execute(
-                "SELECT version, date FROM paper_versions WHERE paper_id = ? ORDER BY version",
-                (paper_id,))
-        ]
-        paper["sources"] = {
-            source: json.loads(extras) for source, extras in self.conn.execute(
-                "SELECT source, extras FROM paper_sources WHERE paper_id = ? ORDER BY source",
-                (paper_id,))
-        }
-        paper["duplicates"] = [r[0] for r in self.conn.execute(
-            "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY id", (paper_id,))]
-        return paper
-
-    def stats(self) -> dict[str, Any]:
-        """Counts by source, primary category and month of announcement (or submission)."""
-        conn = self.conn
-        total = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
-        duplicates = conn.execute(
-            "SELECT count(*) FROM papers WHERE duplicate_of IS NOT NULL").fetchone()[0]
-        by_source: dict[str, int] = {}
-        for source, n in conn.execute(
-            "SELECT source, count(*) FROM paper_sources GROUP BY source ORDER BY source"
-        ):
-            kind = source_kind(source)
-            by_source[kind] = by_source.get(kind, 0) + n
-        return {
-            "papers": total,
-            "distinct_papers": total - duplicates,
-            "duplicates": duplicates,
-            "authors": conn.execute("SELECT count(*) FROM authors").fetchone()[0],
-            # Set while a bulk load builds these indexes, or after one was killed.
-            "full_text_index_pending": fulltext_deferred(conn),
-            "indexes_pending": bulk.deferred_indexes(conn),
-            "by_source": by_source,
-            "by_category": dict(conn.execute(
-                "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
-                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 2 DESC, 1")),
-            "by_month": dict(conn.execute(
-                "SELECT coalesce(substr(sort_date, 1, 7), '?'), count(*) FROM papers"
-                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 1")),
-        }
-
-    def iter_papers(
-        self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
-    ) -> Iterable[dict[str, Any]]:
-        """Papers (not duplicates) in pk order, as dicts with `authors` as a list of names.
-
-        The common read of the stages: id, version, title, abstract, authors, primary_category,
-        categories are not included (use get_paper), sort_date.
-        """
-        clauses, params = ["duplicate_of IS NULL"], []
-        if since:
-            clauses.append("sort_date >= ?")
-            params.append(since)
-        if ids is not None:
-            for chunk in chunks(list(ids)):
-                marks = ",".join("?" * len(chunk))
-                yield from self._paper_dicts(
-                    f"SELECT * FROM papers WHERE id IN ({marks}) AND {' AND '.join(clauses)}"
-                    " ORDER BY pk", (*chunk, *params))
-            return
-        last = 0
-        while True:
-            rows = list(self._paper_dicts(
-                f"SELECT * FROM papers WHERE pk > ? AND {' AND '.join(clauses)} ORDER BY pk LIMIT ?",
-                (last, *params, batch)))
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1]["pk"]
-
-    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
-        """sort_date of live papers (all, or these)."""
-        rows = self.conn.execute("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL")
-        if ids is None:
-            return {r[0]: r[1] for r in rows}
-        wanted = set(ids)
-        return {r[0]: r[1] for r in rows if r[0] in wanted}
-
-    def primary_categories(self) -> dict[str, str | None]:
-        return {r[0]: r[1] for r in self.conn.execute(
-            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL")}
-
-    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
-        for row in self.conn.execute(sql, params).fetchall():
-            paper = dict(row)
-            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
-            paper["links"] = json.loads(paper["links"])
-            yield paper
-
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's rows in a canonical order, for comparing two stores (tests, backups)."""
         tables = {
-            "papers": "SELECT * FROM papers ORDER BY id",
-            "paper_versions": "SELECT * FROM paper_versions ORDER BY 1, 2",
-            "authors": "SELECT * FROM authors ORDER BY id",
-            "paper_authors": "SELECT * FROM paper_authors ORDER BY 1, 2",
-            "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
-            "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
+            **DUMPED,
             "papers_fts": "SELECT rowid, * FROM papers_fts ORDER BY rowid",
             # What the index holds (the row above is read from the papers it points at).
             "papers_fts_terms": "SELECT term, col, doc, cnt FROM temp.papers_fts_terms"

@@ -1,0 +1,142 @@
+"""Papers as both backends read them: one paper whole, counts, the stages' batches, dates; and the run log."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from papersift.clock import utc_now
+from papersift.records.merge import source_kind
+from papersift.store.sql import Concern
+
+# Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
+COLUMNS = (
+    "pk", "id", "version", "text_source", "title", "abstract", "authors_text",
+    "primary_category", "submitted", "updated", "announced", "doi", "comment", "journal_ref",
+    "license", "links", "norm_key", "duplicate_of", "sort_date",
+)
+SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM papers"
+# The tables of papers and what hangs off them, each in a canonical order (Papers.dump).
+DUMPED = {
+    "papers": f"{SELECT} ORDER BY id",
+    "paper_versions": "SELECT * FROM paper_versions ORDER BY 1, 2",
+    "authors": "SELECT * FROM authors ORDER BY id",
+    "paper_authors": "SELECT * FROM paper_authors ORDER BY 1, 2",
+    "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
+    "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
+}
+
+
+class PaperReads(Concern):
+    """The reads of PapersStore, written once; each backend's Papers adds the writes (its
+    batch upsert and bulk load) and what its stats and dump add."""
+
+    def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
+        return int(self.db.value(
+            "INSERT INTO ingest_runs (started_at, finished_at, sources, report)"
+            " VALUES (?, ?, ?, ?) RETURNING id",
+            (started_at, utc_now(), json.dumps(sources), json.dumps(report))))
+
+    def count_papers(self, include_duplicates: bool = False) -> int:
+        where = "" if include_duplicates else " WHERE duplicate_of IS NULL"
+        return int(self.db.value(f"SELECT count(*) FROM papers{where}"))
+
+    def get_paper(self, paper_id: str) -> dict[str, Any] | None:
+        """The whole stored paper: fields, ordered authors with slugs, categories, versions, sources."""
+        with self.db.snapshot():
+            paper = self.db.one(f"{SELECT} WHERE id = ?", (paper_id,))
+            if paper is None:
+                return None
+            paper.pop("pk")
+            paper["links"] = json.loads(paper["links"])
+            paper["authors"] = [{"name": name, "slug": slug} for name, slug in self.db.rows(
+                "SELECT a.name, a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
+                " WHERE pa.paper_id = ? ORDER BY pa.position", (paper_id,))]
+            paper["categories"] = self._categories_of([paper_id]).get(paper_id, [])
+            paper["versions"] = [{"version": v, "date": d} for v, d in self.db.rows(
+                "SELECT version, date FROM paper_versions WHERE paper_id = ? ORDER BY version",
+                (paper_id,))]
+            paper["sources"] = {source: json.loads(extras) for source, extras in self.db.rows(
+                "SELECT source, extras FROM paper_sources WHERE paper_id = ? ORDER BY source",
+                (paper_id,))}
+            paper["duplicates"] = self.db.column(
+                "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY id", (paper_id,))
+        return paper
+
+    def _categories_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
+        condition, params = self.db.any_of("paper_id", sorted(set(ids)))
+        found: dict[str, list[str]] = {}
+        for paper_id, category in self.db.rows(
+                f"SELECT paper_id, category FROM paper_categories WHERE {condition}"
+                " ORDER BY paper_id, position", params):
+            found.setdefault(paper_id, []).append(category)
+        return found
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by source, primary category and month of announcement (or submission)."""
+        with self.db.snapshot():
+            total, duplicates, authors = self.db.rows(
+                "SELECT count(*), count(duplicate_of), (SELECT count(*) FROM authors)"
+                " FROM papers")[0]
+            by_source: dict[str, int] = {}
+            for source, n in self.db.rows(
+                    "SELECT source, count(*) FROM paper_sources GROUP BY source ORDER BY source"):
+                by_source[source_kind(source)] = by_source.get(source_kind(source), 0) + n
+            by_category = dict(self.db.rows(
+                "SELECT coalesce(primary_category, '?'), count(*) FROM papers"
+                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 2 DESC, 1"))
+            by_month = dict(self.db.rows(
+                "SELECT coalesce(substr(sort_date, 1, 7), '?'), count(*) FROM papers"
+                " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 1"))
+        return {
+            "papers": total, "distinct_papers": total - duplicates, "duplicates": duplicates,
+            "authors": authors, **self._pending(),
+            "by_source": by_source, "by_category": by_category, "by_month": by_month,
+        }
+
+    def _pending(self) -> dict[str, Any]:
+        """What a bulk load has still to build (a backend that defers nothing: nothing)."""
+        return {"full_text_index_pending": False, "indexes_pending": []}
+
+    def iter_papers(
+        self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
+    ) -> Iterable[dict[str, Any]]:
+        """Papers (not duplicates) in pk order, as dicts with `authors` as a list of names."""
+        clauses, params = ["duplicate_of IS NULL"], []
+        if since:
+            clauses.append("sort_date >= ?")
+            params.append(since)
+        where = " AND ".join(clauses)
+        if ids is not None:
+            condition, wanted = self.db.any_of("id", list(ids))
+            yield from self._paper_dicts(f"{SELECT} WHERE {condition} AND {where} ORDER BY pk",
+                                         (*wanted, *params))
+            return
+        last = 0
+        while True:
+            rows = list(self._paper_dicts(f"{SELECT} WHERE pk > ? AND {where} ORDER BY pk"
+                                          " LIMIT ?", (last, *params, batch)))
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1]["pk"]
+
+    def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
+        """sort_date of live papers (all, or these)."""
+        if ids is None:
+            return dict(self.db.rows("SELECT id, sort_date FROM papers"
+                                     " WHERE duplicate_of IS NULL"))
+        condition, params = self.db.any_of("id", list(ids))
+        return dict(self.db.rows("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL"
+                                 f" AND {condition}", params))
+
+    def primary_categories(self) -> dict[str, str | None]:
+        return dict(self.db.rows(
+            "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL"))
+
+    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
+        for paper in self.db.dicts(sql, params):
+            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
+            paper["links"] = json.loads(paper["links"])
+            yield paper
