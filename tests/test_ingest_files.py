@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from papersift.ingest.files import CachedLine, _decode_items, _encode_items
+from papersift.ingest.files import _decode_items, _encode_items
 from papersift.ingest.stage import Ingest
 from papersift.records import Skipped, split_arxiv_id
 from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
-from papersift.sources.files import parse_object, read_jsonl, split_author_string
+from papersift.sources.files import KnownLine, parse_object, read_jsonl, split_author_string
 from papersift.store import Store, open_store
 from tests.conftest import shared_file
 
@@ -305,7 +305,7 @@ def test_items_cross_the_helper_pipe_unchanged() -> None:
     record = parse_object({"id": "1805.09460v2", "title": "A title", "authors": "Ada B, Cy D",
                            "categories": "cs.LG stat.ML", "versions": [
                                {"version": "v1", "created": "Thu, 24 May 2018 10:00:00 GMT"}]})
-    chunk = [prepare_record(record, line_key=-7), CachedLine(5, "f.jsonl:2", b'{"id": 1}\n'),
+    chunk = [prepare_record(record, line_key=-7), KnownLine(5, "f.jsonl:2", b'{"id": 1}\n'),
              Skipped("file", "f.jsonl:3", "not valid JSON")]
     back = _decode_items(_encode_items(chunk))
     assert back == chunk

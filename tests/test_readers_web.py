@@ -284,6 +284,12 @@ def test_private_feed_export_and_delete(site: Any) -> None:
     assert parsed.entries and "ivan-feed" in parsed.feed.title
     client.post("/me/feed-token", data={"csrf": _csrf(client)})  # a new one: the old stops
     assert httpx.get(feed_url).status_code == 404
+    newer = client.post("/me/feed-token", data={"csrf": _csrf(client)},
+                        headers={"accept": "application/json"}).json()["feed_url"]
+    assert httpx.get(newer).status_code == 200
+    revoked = client.post("/me/feed-token", data={"csrf": _csrf(client), "revoke": "1"})
+    assert "no longer works" in revoked.text
+    assert httpx.get(newer).status_code == 404  # revoked, and no new address made
     assert httpx.get(site.url + "/me/feed.atom").status_code == 404
     exported = client.get("/me/export.json")
     assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -38,6 +39,10 @@ class SourcePlugin:
     open: Callable[[str, SourceOptions, Settings, httpx.Client | None],
                    Iterator[PaperRecord | Skipped]]
     needs_argument: bool = True
+    # For a source that reads a local JSON-lines file: the file its argument names. The
+    # ingest stage then reads it in a helper process (sources.files.read_lines), so that
+    # the writing process only runs SQL.
+    local_file: Callable[[str], Path] | None = None
 
 
 @dataclass(frozen=True)

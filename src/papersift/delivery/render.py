@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from datetime import date
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from papersift.settings import Settings
-from papersift.web.render import HERE
+from papersift.web import urls
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Environment:
     # HTML is escaped, plain text is not (a title's "<" stays "<" in the text part).
-    return Environment(loader=FileSystemLoader(str(HERE / "templates" / "email")),
+    return Environment(loader=FileSystemLoader(str(TEMPLATES)),
                        autoescape=select_autoescape(["html"]), trim_blocks=True,
                        lstrip_blocks=True, keep_trailing_newline=True)
 
@@ -25,8 +28,8 @@ def render_digest(settings: Settings, reader: dict[str, Any], day: date,
     """(text, html) of a digest."""
     context = {"site_title": settings.site_title, "reader": reader, "day": day,
                "entries": entries, "unsubscribe": unsubscribe,
-               "profile": settings.base_url.rstrip("/") + "/me/profile",
-               "feed": settings.base_url.rstrip("/") + "/me"}
+               "profile": urls.absolute(settings, urls.ME_PROFILE),
+               "feed": urls.absolute(settings, urls.ME)}
     env = _environment()
     return (env.get_template("digest.txt").render(**context),
             env.get_template("digest.html").render(**context))

@@ -13,12 +13,12 @@ import threading
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from papersift.records import PaperRecord, RecordLimits, Skipped
 from papersift.records.prepare import PreparedRecord, prepare_record
 from papersift.sources import SourceOptions
-from papersift.sources.files import in_range, iter_lines, line_key, parse_line
+from papersift.sources.files import KnownLine, batches, read_lines
 from papersift.store import open_store
 
 # Lines per message: big enough that encoding and pipe hand-offs cost little per line.
@@ -28,18 +28,7 @@ _CHUNK_LINES = 1000
 _AHEAD = 32
 
 
-class CachedLine(NamedTuple):
-    """A line that gave the record its source last gave for its paper, when the helper looked.
-
-    The writer confirms it (PapersStore.current_lines) and parses it only if that changed.
-    """
-
-    key: int
-    where: str
-    line: bytes
-
-
-Item = PreparedRecord | CachedLine | Skipped
+Item = PreparedRecord | KnownLine | Skipped
 
 
 def _start_method() -> str:
@@ -100,7 +89,7 @@ def _encode_items(chunk: list[Item]) -> bytes:
     for item in chunk:
         if isinstance(item, PreparedRecord):
             rows.append((_PREPARED, *item))
-        elif isinstance(item, CachedLine):
+        elif isinstance(item, KnownLine):
             rows.append((_CACHED, *item))
         else:
             rows.append((_SKIPPED, item.source, item.where, item.reason))
@@ -118,7 +107,7 @@ def _decode_items(message: bytes) -> list[Item]:
             if kind == _PREPARED:
                 items.append(PreparedRecord._make(fields))
             elif kind == _CACHED:
-                items.append(CachedLine._make(fields))
+                items.append(KnownLine._make(fields))
             else:
                 items.append(Skipped(*fields))
         return items
@@ -163,7 +152,7 @@ def _produce(
         post(pickle.dumps((kind, payload), pickle.HIGHEST_PROTOCOL))
 
     try:
-        for chunk in _chunks(_prepare(path, options, store_location, limits)):
+        for chunk in batches(_prepare(path, options, store_location, limits), _CHUNK_LINES):
             post(_encode_items(chunk))
         put("done", None)
     except SystemExit:
@@ -177,48 +166,24 @@ def _produce(
         sender.close()
 
 
-def _chunks(items: Iterator[Item]) -> Iterator[list[Item]]:
-    chunk: list[Item] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= _CHUNK_LINES:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def _prepare(path: Path, options: SourceOptions, store_location: str,
              limits: RecordLimits) -> Iterator[Item]:
-    """Lines -> items, with the same records, skips and limit as files.read_jsonl."""
+    """Lines -> items: the records, skips and limit of the file source, prepared."""
     filtered = bool(options.since or options.until or options.limit)
     # Lines known unchanged are only worth skipping on a whole-file run: with a date range or
     # a limit, which lines count depends on their parsed content.
     known = None if filtered else open_store(store_location, readonly=True)
     emitted = 0
     try:
-        for lines in _chunks(iter_lines(path)):
-            keys = [None if isinstance(item, Skipped) else line_key(item[1]) for item in lines]
-            unchanged = known.papers.current_lines([k for k in keys if k is not None]) if known else set()
-            for item, key in zip(lines, keys, strict=True):
-                if isinstance(item, Skipped):
-                    yield item
-                    continue
-                number, line = item
-                where = f"{path.name}:{number}"
-                if key in unchanged:
-                    yield CachedLine(key, where, line)  # type: ignore[arg-type]
-                    continue
-                record = parse_line(line, where, limits)
-                if not isinstance(record, PaperRecord):
-                    yield record
-                    continue
-                if not in_range(record, options):
-                    continue
-                yield prepare_record(record, key)
-                emitted += 1
-                if options.limit and emitted >= options.limit:
-                    return
+        unchanged = known.papers.current_lines if known else None
+        for key, item in read_lines(path, options, limits, unchanged):
+            if not isinstance(item, PaperRecord):
+                yield item
+                continue
+            yield prepare_record(item, key)
+            emitted += 1
+            if options.limit and emitted >= options.limit:
+                return
     finally:
         if known is not None:
             known.close()

@@ -9,16 +9,19 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
 from papersift.clock import utc_now
-from papersift.ingest.files import CachedLine, file_items
+from papersift.ingest.files import file_items
+from papersift.plugins import plugins
 from papersift.records import PaperRecord, RecordLimits, Skipped, SourceError, check_record, shown
 from papersift.records.prepare import PreparedRecord, prepare_record
 from papersift.settings import Settings
-from papersift.sources import SourceOptions, open_source, parse_spec
-from papersift.sources.files import file_path, parse_line
+from papersift.sources import SourceOptions, open_parsed, parse_spec
+from papersift.sources.files import KnownLine, parse_line
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
 
@@ -51,25 +54,27 @@ class Ingest:
 
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
+        sources = [_parsed(spec) for spec in self.sources]
         wanted = self.parallel_index
         if wanted is None:
-            wanted = _file_bytes(self.sources) >= _PARALLEL_INDEX_MIN_BYTES
+            wanted = _file_bytes(s.local_file for s in sources) >= _PARALLEL_INDEX_MIN_BYTES
         # With --limit the most there can be is known: a bar with time left, not a counter.
         most = self.options.limit * len(self.sources) if self.options.limit else None
         tally = _Tally(store, on_progress, RecordLimits.from_settings(settings), most)
         started_at = utc_now()
         on_progress(Progress(self.name, 0, most))
         with _collector_paused(), store.papers.bulk_load(wanted) as tally.parallel_index:
-            for spec in self.sources:
-                self._source(store, settings, spec, tally)
+            for source in sources:
+                self._source(store, settings, source, tally)
         report = tally.report(self.sources)
         store.papers.record_ingest_run(self.sources, started_at, report.as_dict())
         return report
 
-    def _source(self, store: Store, settings: Settings, spec: str, tally: _Tally) -> None:
-        batch: list[PreparedRecord | CachedLine] = []
+    def _source(self, store: Store, settings: Settings, source: _Source, tally: _Tally) -> None:
+        spec = source.spec
+        batch: list[PreparedRecord | KnownLine] = []
         last_flush = time.monotonic()
-        items = _prepared_items(store, spec, self.options, settings, self.client, tally.limits)
+        items = _prepared_items(store, source, self.options, settings, self.client, tally.limits)
         try:
             for item in items:
                 if isinstance(item, Skipped):
@@ -102,7 +107,7 @@ class _Tally:
         self.failures: list[dict[str, str]] = []
         self.parallel_index = False  # the full-text index was built beside the load
 
-    def flush(self, spec: str, batch: list[PreparedRecord | CachedLine]) -> None:
+    def flush(self, spec: str, batch: list[PreparedRecord | KnownLine]) -> None:
         if batch:
             result = self.store.papers.upsert_papers(self.confirm_cached(spec, batch))
             self.new += len(result.new)
@@ -111,20 +116,20 @@ class _Tally:
             self.duplicates += [{"id": a, "duplicate_of": b} for a, b in result.duplicates]
         self.on_progress(Progress("ingest", self.new + self.updated + self.unchanged, self.most))
 
-    def confirm_cached(self, spec: str, batch: list[PreparedRecord | CachedLine]
+    def confirm_cached(self, spec: str, batch: list[PreparedRecord | KnownLine]
                        ) -> list[PreparedRecord]:
         """Count the lines still known unchanged; parse the few that no longer are.
 
         The helper process looked the lines up before this batch was written, so the check
         is repeated here, where it sees exactly what the batch's own hash checks see.
         """
-        cached = [item.key for item in batch if isinstance(item, CachedLine)]
+        cached = [item.key for item in batch if isinstance(item, KnownLine)]
         if not cached:
             return batch  # type: ignore[return-value]
         still = self.store.papers.current_lines(cached)
         items: list[PreparedRecord] = []
         for item in batch:
-            if not isinstance(item, CachedLine):
+            if not isinstance(item, KnownLine):
                 items.append(item)
             elif item.key in still:
                 self.unchanged += 1
@@ -150,13 +155,29 @@ class _Tally:
                      "papers_per_second": round(seen / seconds, 1) if seconds else None})
 
 
-def _file_bytes(specs: Sequence[str]) -> int:
+class _Source(NamedTuple):
+    spec: str
+    kind: str
+    arg: str
+    local_file: Path | None  # the file a local source reads (None: remote, or missing)
+
+
+def _parsed(spec: str) -> _Source:
+    """A spec read once; a missing file is reported when its source is read."""
+    kind, arg = parse_spec(spec)
+    local_file, path = plugins().sources.get(kind).local_file, None
+    if local_file is not None:
+        with contextlib.suppress(SourceError):
+            path = local_file(arg)
+    return _Source(spec, kind, arg, path)
+
+
+def _file_bytes(files: Iterable[Path | None]) -> int:
     total = 0
-    for spec in specs:
-        kind, arg = parse_spec(spec)
-        if kind == "file":
-            with contextlib.suppress(SourceError, OSError):  # reported when the source is read
-                total += file_path(arg).stat().st_size
+    for path in files:
+        if path is not None:
+            with contextlib.suppress(OSError):
+                total += path.stat().st_size
     return total
 
 
@@ -175,16 +196,17 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _prepared_items(
-    store: Store, spec: str, options: SourceOptions, settings: Settings,
+    store: Store, source: _Source, options: SourceOptions, settings: Settings,
     client: httpx.Client | None, limits: RecordLimits,
-) -> Iterator[PreparedRecord | CachedLine | Skipped]:
+) -> Iterator[PreparedRecord | KnownLine | Skipped]:
     """The items of one source, checked and prepared for the store off the writing thread."""
-    if parse_spec(spec)[0] == "file":
+    if source.local_file is not None:
         # Bulk files: parse and prepare in a helper process, so that this process only runs
         # SQL (a thread would share the GIL with the writer's Python work).
-        yield from file_items(file_path(parse_spec(spec)[1]), options, store.location, limits)
+        yield from file_items(source.local_file, options, store.location, limits)
         return
-    records = _checked(open_source(spec, options, settings, client=client), limits)
+    records = _checked(open_parsed(source.kind, source.arg, options, settings, client=client),
+                       limits)
     for item in _prefetched(records):
         yield item if isinstance(item, Skipped) else prepare_record(item)  # type: ignore[arg-type]
 

@@ -54,7 +54,12 @@ def open_source(
     `options.limit` is applied here for every source: the stream is not read past the last
     record wanted, so a paged source fetches no further page.
     """
-    kind, arg = parse_spec(spec)
+    return open_parsed(*parse_spec(spec), options, settings, client)
+
+
+def open_parsed(kind: str, arg: str, options: SourceOptions, settings: Settings,
+                client: httpx.Client | None = None) -> Iterator[PaperRecord | Skipped]:
+    """open_source of a spec parse_spec has read already."""
     stream = plugins().sources.get(kind).open(arg, options, settings, client)
     return _limited(stream, options.limit) if options.limit else stream
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple, TypeVar
 
 import httpx
 from isal import igzip, isal_zlib
@@ -29,6 +29,7 @@ from papersift.records import (
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
 
+T = TypeVar("T")
 # arXiv category codes ('cs.LG', 'hep-th', 'math.AG'); lists also carry ACM/MSC class codes.
 _CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
 _PARENS = re.compile(r"\([^()]*\)")
@@ -129,15 +130,53 @@ def read_jsonl(path: Path, options: SourceOptions = SourceOptions(),
                limits: RecordLimits | None = None) -> Iterator[PaperRecord | Skipped]:
     """Yield one record per line in the date range; a line that is not a usable paper is
     yielded as Skipped. (`options.limit` is applied by sources.open_source.)"""
-    for item in iter_lines(path):
-        if isinstance(item, Skipped):
-            yield item
-            continue
-        number, line = item
-        record = parse_line(line, f"{path.name}:{number}", limits)
-        if isinstance(record, PaperRecord) and not in_range(record, options):
-            continue
-        yield record
+    for _, item in read_lines(path, options, limits):
+        yield item  # type: ignore[misc]  # no `unchanged`: no KnownLine
+
+
+class KnownLine(NamedTuple):
+    """A line whose key says it gives the record its source last gave for its paper (so it
+    was not parsed); the writer confirms that and parses it only if it changed since."""
+
+    key: int
+    where: str
+    line: bytes
+
+
+def read_lines(path: Path, options: SourceOptions = SourceOptions(),
+               limits: RecordLimits | None = None,
+               unchanged: Callable[[list[int]], set[int]] | None = None,
+               ) -> Iterator[tuple[int | None, PaperRecord | Skipped | KnownLine]]:
+    """The one JSON-lines reader: (line key, what the line gives) for every line, records
+    outside the date range left out. With `unchanged` (which of these keys are stored
+    unchanged), such lines are given as KnownLine, not parsed."""
+    for lines in batches(iter_lines(path), 1000 if unchanged else 1):
+        keys = [None if isinstance(item, Skipped) else line_key(item[1]) for item in lines]
+        known = unchanged([k for k in keys if k is not None]) if unchanged else set()
+        for item, key in zip(lines, keys, strict=True):
+            if isinstance(item, Skipped):
+                yield None, item
+                continue
+            number, line = item
+            where = f"{path.name}:{number}"
+            if key in known:
+                yield key, KnownLine(key, where, line)  # type: ignore[arg-type]
+                continue
+            record = parse_line(line, where, limits)
+            if not isinstance(record, PaperRecord) or in_range(record, options):
+                yield key, record
+
+
+def batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    """Lists of `size` items in order (the last one shorter)."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def in_range(record: PaperRecord, options: SourceOptions) -> bool:
@@ -334,4 +373,4 @@ def _arxiv_links(paper_id: str) -> dict[str, str]:
 def register(plugins: Plugins) -> None:
     plugins.sources.add(SourcePlugin(
         "file", "a JSON-lines file (.gz accepted), e.g. file:papers.jsonl.gz",
-        open_source))
+        open_source, local_file=file_path))

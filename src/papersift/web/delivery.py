@@ -85,18 +85,27 @@ class DeliveryPages:
             f.get("paused") == "on"), urls.ME_PROFILE)
 
     async def feed_token(self, request: Request) -> Response:
-        """A new private feed address, shown on the page that answers (and never again)."""
+        """A new private feed address, shown on the page that answers (and never again); or,
+        with `revoke`, none: the address given last stops working."""
         authorized = await self.pages.authorize(request)
         if isinstance(authorized, Response):
             return authorized
-        session, _ = authorized
-        token = await run_in_threadpool(self.site.with_store, preferences.new_feed_token,
-                                        session["reader"]["id"])
-        address = f"{self.site.settings.base_url.rstrip('/')}{urls.ME_FEED}?token={token}"
+        session, fields = authorized
+        reader_id = session["reader"]["id"]
+        if fields.get("revoke"):
+            await run_in_threadpool(self.site.with_store, preferences.revoke_feed_token,
+                                    reader_id)
+            address = None
+        else:
+            token = await run_in_threadpool(self.site.with_store, preferences.new_feed_token,
+                                            reader_id)
+            address = urls.absolute(self.site.settings, f"{urls.ME_FEED}?token={token}")
         if self.pages.wants_json(request):
             return JSONResponse({"ok": True, "feed_url": address})
         data = await run_in_threadpool(reader_views.profile, self.site, session)
         data["feed_url"] = address
+        if address is None:
+            data["message"] = "Your private feed address no longer works."
         return self.pages.page(request, data)
 
     async def export(self, request: Request) -> Response:
