@@ -25,13 +25,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from papersift.records import PaperRecord
+from papersift.search.embed import FALLBACK_MODEL_ID
 from papersift.settings import load_settings
 from papersift.store import add_records, open_store
 from papersift.topics import AssignTopics, BuildParams, BuildTopics
 from papersift.topics.evaluate import agreement, baseline_kmeans, label_checks, stability
 from papersift.topics.phrases import choose_labels, class_tfidf, doc_terms
 from papersift.topics.plan import paper_text, plan_build
-from papersift.topics.stage import FALLBACK_MODEL_ID
 
 # Scratch stores and matrices of the benchmarks (big; never in the repository).
 BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +70,14 @@ def test_every_backend_implements_its_contracts_exactly(any_store: Store) -> Non
             assert found == wanted, f"{concern}.{name}: {found} != {wanted}"
 
 
+def test_the_documented_method_counts_are_the_contracts() -> None:
+    documented = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for contract in CONCERNS.values():
+        count = re.search(rf"`{contract.__name__}` \((\d+)\)", documented)
+        assert count, f"{contract.__name__} has no row in docs/architecture.md"
+        assert int(count.group(1)) == len(_public(contract)), contract.__name__
+
+
 def _functions(tree: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -89,13 +98,12 @@ def _module_name(path: Path) -> str:
 
 
 def _imports(path: Path, modules: set[str]) -> set[str]:
-    """The papersift modules a module imports, at any depth of its code (the plugin loader's
-    deliberate late imports and TYPE_CHECKING-only imports aside)."""
+    """The papersift modules a module imports, at any depth of its code, TYPE_CHECKING-only
+    imports included (the plugin loader's deliberate late imports aside: it is how the
+    layers below register)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip: set[int] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(child) for child in ast.walk(node)}
         if isinstance(node, ast.FunctionDef) and node.name == "_builtin_modules":
             skip |= {id(child) for child in ast.walk(node)}
     found: set[str] = set()
@@ -111,9 +119,53 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
     return found
 
 
-def test_no_import_cycles() -> None:
+def _graph() -> dict[str, set[str]]:
     paths = {_module_name(p): p for p in SRC.rglob("*.py")}
-    graph = {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+    return {name: _imports(path, set(paths)) - {name} for name, path in paths.items()}
+
+
+# The layers of docs/architecture.md, lowest first: a module imports only from its own layer
+# or those below it (the longest matching prefix places a module).
+LAYERS = (
+    ("papersift", "papersift.errors", "papersift.clock", "papersift.records",
+     "papersift.settings", "papersift.datadir", "papersift.plugins", "papersift.stages",
+     "papersift.retries", "papersift.engines", "papersift.web.urls"),
+    ("papersift.sources",),
+    ("papersift.store",),
+    ("papersift.ingest", "papersift.search", "papersift.summarize"),
+    ("papersift.topics",),
+    ("papersift.readers",),
+    ("papersift.recommend",),
+    ("papersift.delivery",),
+    ("papersift.pipeline",),
+    ("papersift.web",),
+    ("papersift.cli",),
+)
+
+
+def _layer(module: str) -> int:
+    matches = [(len(prefix), i) for i, prefixes in enumerate(LAYERS) for prefix in prefixes
+               if module == prefix or module.startswith(prefix + ".")]
+    return max(matches)[1]
+
+
+def test_imports_point_down_the_layers() -> None:
+    upward = [f"{module} (layer {_layer(module)}) imports {other} (layer {_layer(other)})"
+              for module, imported in sorted(_graph().items()) for other in sorted(imported)
+              if _layer(other) > _layer(module)]
+    assert not upward, upward
+
+
+def test_the_layers_are_the_documented_ones() -> None:
+    documented = (SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for prefixes in LAYERS:
+        for prefix in prefixes[1:] if prefixes[0] == "papersift" else prefixes:
+            name = prefix.removeprefix("papersift.").replace(".", "/")
+            assert f"`{name}" in documented, f"{name} is not in docs/architecture.md's layers"
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(name: str, path: list[str]) -> None:

@@ -5,16 +5,26 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import Protocol
 
 from papersift.ingest.stage import Ingest
 from papersift.search.keywords_stage import Keywords
 from papersift.search.stage import Embed
 from papersift.settings import Settings
 from papersift.sources import SourceOptions
-from papersift.stages import OnProgress, Report, Stage, no_progress
+from papersift.stages import OnProgress, Report, no_progress
 from papersift.store import Store
 from papersift.summarize.stage import Summarize
 from papersift.topics.stage import Topics
+
+
+class Stage(Protocol):
+    """A step of the pipeline; its options are given when it is made."""
+
+    name: str
+
+    def run(self, store: Store, settings: Settings,
+            on_progress: OnProgress = no_progress) -> Report: ...
 
 
 def stages(settings: Settings, sources: Sequence[str] | None = None,

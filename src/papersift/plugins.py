@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
@@ -24,10 +25,17 @@ if TYPE_CHECKING:
 
     from papersift.records import PaperRecord, Skipped
     from papersift.settings import Settings
-    from papersift.sources import SourceOptions
-    from papersift.store.contracts import Store
 
 ENTRY_POINT_GROUP = "papersift"
+
+
+@dataclass(frozen=True)
+class SourceOptions:
+    """Options that apply to every source that understands them."""
+
+    since: date | None = None
+    until: date | None = None
+    limit: int | None = None  # stop after this many records (for trying a source out)
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,9 @@ class StorePlugin:
 
     name: str
     schemes: tuple[str, ...]
-    open: Callable[[str, bool], Store]
+    # Returns a store.contracts.Store: the store registers here, so this module (below the
+    # store in the layers) cannot name that type.
+    open: Callable[[str, bool], Any]
 
 
 P = TypeVar("P", SourcePlugin, EmbedderPlugin, WriterPlugin, StorePlugin, EnginePlugin)

@@ -1,4 +1,4 @@
-"""The shape every stage shares: `run(store, settings, on_progress) -> Report`, with one Progress and one Report type.
+"""What every stage reports: one Progress event type and one Report type (the Stage shape itself is in pipeline.py).
 
 A stage (ingest, embed, topics, summarize) is an object holding its options; its `run`
 finds what is missing or stale, works in committed batches (so it can be killed and run
@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
-
-if TYPE_CHECKING:
-    from papersift.settings import Settings
-    from papersift.store import Store
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -73,13 +69,3 @@ class Report:
                 "counts": dict(self.counts), "skipped": list(self.skipped),
                 "failures": list(self.failures), "error": self.error,
                 "details": dict(self.details)}
-
-
-class Stage(Protocol):
-    """A step of the pipeline; its options are given when it is made."""
-
-    name: str
-
-    def run(self, store: Store, settings: Settings,
-            on_progress: OnProgress = no_progress) -> Report: ...
-

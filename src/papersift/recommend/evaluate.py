@@ -17,7 +17,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +27,16 @@ from papersift.recommend import baselines
 from papersift.recommend.features import Papers, TextSpace, featurize, paper_text
 from papersift.recommend.feedback_eval import feedback_effect
 from papersift.recommend.model import ReaderModel, recency_weights
+from papersift.recommend.task import Task, Universe
 from papersift.records import PaperRecord, Skipped
-from papersift.search.embed import default_embedder, embedding_text, text_hash
+from papersift.search.embed import default_embedder, embedding_text, model_id, text_hash
 from papersift.search.metrics import mrr_at_k, ndcg_at_k, recall_at_k
 from papersift.search.stage import Embed
 from papersift.settings import Settings
 from papersift.sources.files import parse_line
 from papersift.stages import OnProgress, Progress, no_progress
 from papersift.store import Store, add_records, open_store
-from papersift.topics.stage import BuildTopics, model_id
+from papersift.topics.stage import BuildTopics
 
 NEGATIVES = 5_000
 OUR_BACKGROUND = 1_000
@@ -45,13 +45,6 @@ SEED = 0
 
 class TaskError(UsageError):
     """The task or papers file is missing or not in the expected layout."""
-
-
-@dataclass
-class Task:
-    cut: str
-    candidates: list[str]
-    readers: list[dict[str, Any]]
 
 
 def load_task(path: Path) -> Task:
@@ -129,20 +122,6 @@ def _reuse_vectors(store: Store, settings: Settings) -> int:
     store.embeddings.put_embeddings(model, [(pid, ours[pid], v) for pid, v in zip(ids, matrix,
                                                                                  strict=True)])
     return len(ids)
-
-
-@dataclass
-class Universe:
-    """Every paper of the task store, featurized once."""
-
-    papers: Papers
-    index: dict[str, int]
-    sanity: Any  # arxiv-sanity-lite's tf-idf of the same papers
-    space: TextSpace
-    topics: dict[int, dict[str, Any]]
-
-    def take(self, ids: list[str]) -> Papers:
-        return self.papers.subset([self.index[i] for i in ids if i in self.index])
 
 
 def universe(store: Store, settings: Settings) -> Universe:

@@ -32,11 +32,16 @@ class Feed:
     interests: list[dict[str, Any]] = field(default_factory=list)
     window: dict[str, Any] = field(default_factory=dict)
     personalized: bool = False  # the reader gave signals the ranking used
+    # The reader's reactions and profile entries as the ranking read them (pages show them
+    # too, without reading them again).
+    reactions: list[dict[str, Any]] = field(default_factory=list)
+    entries: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class _Reader:
     reader: dict[str, Any]
+    reactions: list[dict[str, Any]]
     follows: list[dict[str, Any]]
     entries: list[dict[str, Any]]
     liked: list[str]
@@ -52,7 +57,7 @@ def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
     liked = {r["paper_id"]: r["at"] for r in reactions if r["reaction"] == "up"}
     for pid, at in saved.items():
         liked.setdefault(pid, at)
-    return _Reader(reader, store.readers.follows_of(reader["id"]),
+    return _Reader(reader, reactions, store.readers.follows_of(reader["id"]),
                    store.readers.profile_entries(reader["id"]), list(liked),
                    list(liked.values()),
                    [r["paper_id"] for r in reactions if r["reaction"] != "up"],
@@ -78,7 +83,8 @@ def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
     total[effect.excluded] = -np.inf
     feed = Feed(window={"start": win.start, "papers": len(win.candidates.rows),
                         "candidates": int(np.isfinite(total).sum())},
-                personalized=bool(who.liked or who.follows or who.entries))
+                personalized=bool(who.liked or who.follows or who.entries),
+                reactions=who.reactions, entries=who.entries)
     labels = name_interests(model, win)
     feed.interests = [{"interest": k, "label": v, "likes": int((model.interest == k).sum())}
                       for k, v in labels.items()]

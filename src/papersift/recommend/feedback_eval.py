@@ -8,15 +8,13 @@ as the topic's label, as a reader would copy it from the site.
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from papersift.recommend.entries import apply_entries
 from papersift.recommend.features import Papers
-
-if TYPE_CHECKING:
-    from papersift.recommend.evaluate import Task, Universe
+from papersift.recommend.task import Task, Universe
 
 TOP = 20
 

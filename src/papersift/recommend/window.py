@@ -11,9 +11,9 @@ from typing import Any
 
 from papersift.recommend.features import Papers, TextSpace, featurize, paper_text
 from papersift.recommend.model import ReaderModel, recency_weights
+from papersift.search.embed import model_id
 from papersift.settings import Settings
 from papersift.store import Store
-from papersift.topics.stage import model_id
 from papersift.topics.trends import trending
 
 BACKGROUND = 1_000  # store papers a reader's word model learns against

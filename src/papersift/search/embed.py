@@ -18,6 +18,7 @@ from papersift.search.onnx_encoder import OnnxEncoder, normalize
 from papersift.search.onnx_export import MODEL_NAME, ensure_exported
 from papersift.settings import Settings
 from papersift.stages import OnProgress, no_progress
+from papersift.store import Store
 
 # Bump when embedding_text() changes: every stored vector becomes stale.
 TEXT_VERSION = "1"
@@ -199,3 +200,27 @@ def register(plugins: Plugins) -> None:
     plugins.embedders.add(EmbedderPlugin(
         "openai", "any OpenAI-compatible /embeddings endpoint (embed_url, embed_model)",
         OpenAIEmbedder, lambda settings: f"openai:{settings.embed_model}"))
+
+
+# What model_id answers for a store without vectors (none to read, none to load).
+FALLBACK_MODEL_ID = "local:all-MiniLM-L6-v2:int8"
+
+
+def model_id(settings: Settings, store: Store | None = None) -> str:
+    """The embedder identity whose vectors the topics and the feed read.
+
+    Read from the store when it settles the question (one model, or one matching the
+    configured embedder kind), since building the local embedder to ask it means loading
+    and possibly exporting the ONNX model; otherwise ask the configured embedder.
+    """
+    if store is not None:
+        models = store.embeddings.embedding_models()
+        if not models:  # nothing to read whichever model it is: don't load one to ask
+            return FALLBACK_MODEL_ID
+        if len(models) == 1:
+            return models[0]
+        prefix = plugins().embedders.get(settings.embedder).model_prefix(settings)
+        matching = [m for m in models if m.startswith(prefix)]
+        if len(matching) == 1:
+            return matching[0]
+    return str(default_embedder(settings).model_id)

@@ -7,28 +7,19 @@ client)` returns an iterator of PaperRecord | Skipped. Sources never touch the s
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import date
 
 import httpx
 
 from papersift.errors import UsageError
-from papersift.plugins import plugins
+from papersift.plugins import SourceOptions, plugins
 from papersift.records import PaperRecord, Skipped
 from papersift.settings import Settings
+
+__all__ = ["SourceOptions", "SpecError", "open_parsed", "open_source", "parse_spec"]
 
 
 class SpecError(UsageError):
     """A SOURCE spec that names no known source or has a bad argument."""
-
-
-@dataclass(frozen=True)
-class SourceOptions:
-    """Options that apply to every source that understands them."""
-
-    since: date | None = None
-    until: date | None = None
-    limit: int | None = None  # stop after this many records (for trying a source out)
 
 
 def parse_spec(spec: str) -> tuple[str, str]:

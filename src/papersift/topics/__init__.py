@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from papersift.topics.plan import STAGE_VERSION, BuildParams
-from papersift.topics.stage import AssignTopics, BuildTopics, Topics, TopicsError, model_id
+from papersift.topics.stage import AssignTopics, BuildTopics, Topics, TopicsError
 from papersift.topics.trends import trending, weekly_series
 
 __all__ = [
     "STAGE_VERSION", "AssignTopics", "BuildParams", "BuildTopics", "Topics", "TopicsError",
-    "model_id", "trending", "weekly_series",
+    "trending", "weekly_series",
 ]

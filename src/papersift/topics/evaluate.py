@@ -13,11 +13,12 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from threadpoolctl import threadpool_limits
 
+from papersift.search.embed import model_id
 from papersift.settings import Settings
 from papersift.store import Store
 from papersift.topics.phrases import STOPWORDS, phrase_key
 from papersift.topics.plan import OTHER_KEY, BuildParams, Say, plan_build
-from papersift.topics.stage import TopicsError, model_id
+from papersift.topics.stage import TopicsError
 
 
 def agreement(topics: Sequence[Any], categories: Sequence[str | None]) -> dict[str, float]:

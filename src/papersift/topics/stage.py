@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 
 from papersift.errors import PapersiftError
 from papersift.plugins import plugins
-from papersift.search.embed import default_embedder
+from papersift.search.embed import model_id
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
 from papersift.store import Store
@@ -22,33 +22,12 @@ from papersift.topics.cluster import EXACT_BLOCK
 from papersift.topics.naming import name_topics
 from papersift.topics.plan import BuildParams, plan_build
 
-FALLBACK_MODEL_ID = "local:all-MiniLM-L6-v2:int8"
 # A store whose last build is older than this is rebuilt by the pipeline (else assigned).
 REBUILD_AFTER = timedelta(days=7)
 
 
 class TopicsError(PapersiftError):
     """The topics stage cannot run (no embeddings, no topics yet)."""
-
-
-def model_id(settings: Settings, store: Store | None = None) -> str:
-    """The embedder identity whose vectors the stage reads.
-
-    Read from the store when it settles the question (one model, or one matching the
-    configured embedder kind), since building the local embedder to ask it means loading
-    and possibly exporting the ONNX model; otherwise ask the search stage's embedder.
-    """
-    if store is not None:
-        models = store.embeddings.embedding_models()
-        if not models:  # nothing to read whichever model it is: don't load one to ask
-            return FALLBACK_MODEL_ID
-        if len(models) == 1:
-            return models[0]
-        prefix = plugins().embedders.get(settings.embedder).model_prefix(settings)
-        matching = [m for m in models if m.startswith(prefix)]
-        if len(matching) == 1:
-            return matching[0]
-    return str(default_embedder(settings).model_id)
 
 
 def _space(params: Mapping[str, Any]) -> tuple[int, float]:

@@ -39,7 +39,7 @@ def me(site: Site, session: dict[str, Any], now: datetime | None = None) -> dict
     store, reader = site.store, session["reader"]
     feed = build_feed(store, site.settings, reader, now)
     rows = store.pages.listing_by_ids([i["paper_id"] for i in feed.items])
-    reactions = _reactions(store, reader["id"])
+    reactions = {r["paper_id"]: r["reaction"] for r in feed.reactions}
     papers = []
     for entry in feed.items:
         row = rows.get(entry["paper_id"])
@@ -54,8 +54,7 @@ def me(site: Site, session: dict[str, Any], now: datetime | None = None) -> dict
                              (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"))
     data = _base("me", f"{reader['name']}’s feed", urls.ME, session)
     data.update(papers=papers, interests=feed.interests, window=feed.window,
-                personalized=feed.personalized,
-                entries=store.readers.profile_entries(reader["id"]))
+                personalized=feed.personalized, entries=feed.entries)
     return data
 
 
