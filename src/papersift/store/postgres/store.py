@@ -12,9 +12,9 @@ from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.pages import Pages
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
-from papersift.store.postgres.summaries import Summaries
 from papersift.store.postgres.tables import Tables
 from papersift.store.readers import Readers
+from papersift.store.summaries import Summaries
 from papersift.store.topics import Topics
 
 
@@ -31,7 +31,7 @@ class PostgresStore:
         self.papers = Papers(connector, url)
         self.search = Search(connector, url)
         self.embeddings = Embeddings(connector, url)
-        self.summaries = Summaries(connector, url)
+        self.summaries = Summaries(db)
         self.topics = Topics(db)
         self.pages = Pages(connector, url)
         self.readers = Readers(db)

@@ -12,8 +12,8 @@ from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
-from papersift.store.sqlite.summaries import Summaries
 from papersift.store.sqlite.tables import Tables
+from papersift.store.summaries import Summaries
 from papersift.store.topics import Topics
 
 
@@ -28,7 +28,7 @@ class SQLiteStore:
         self.papers = Papers(self.conn, self.path)
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(self.conn, self.path)
-        self.summaries = Summaries(self.conn, self.path)
+        self.summaries = Summaries(db)
         self.topics = Topics(db)
         self.pages = Pages(self.conn, self.path)
         self.readers = Readers(db)
