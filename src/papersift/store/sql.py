@@ -69,6 +69,12 @@ class Database:
         with `separator` (a quoted SQL literal) in `order`."""
         raise NotImplementedError
 
+    def indexed(self, table: str, index: str) -> str | None:
+        """`table` (with its alias) read through `index`, for a walk the planner would not
+        choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint
+        (PostgreSQL's weighs the walk itself)."""
+        return None
+
     # ---------------------------------------------------------------- shared on top
     def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         found = self.dicts(sql, params)

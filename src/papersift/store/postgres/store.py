@@ -7,9 +7,9 @@ from typing import Any
 import psycopg
 
 from papersift.store.delivery import Delivery
+from papersift.store.pages import Pages
 from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
-from papersift.store.postgres.pages import Pages
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
 from papersift.store.postgres.tables import Tables
@@ -33,7 +33,7 @@ class PostgresStore:
         self.embeddings = Embeddings(connector, url)
         self.summaries = Summaries(db)
         self.topics = Topics(db)
-        self.pages = Pages(connector, url)
+        self.pages = Pages(db)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
         self.tables = Tables(connector, url)

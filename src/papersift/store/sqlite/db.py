@@ -182,6 +182,9 @@ class SQLiteDatabase(Database):
         return (f"(SELECT group_concat(joined_value, {separator}) FROM"
                 f" (SELECT {expr} AS joined_value {source} ORDER BY {order}))")
 
+    def indexed(self, table: str, index: str) -> str | None:
+        return f"{table} INDEXED BY {index}"
+
 
 class Concern:
     """The queries of one concern over the store's connection (see store.contracts)."""
