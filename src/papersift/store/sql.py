@@ -75,6 +75,28 @@ class Database:
         (PostgreSQL's weighs the walk itself)."""
         return None
 
+    def returning_each(self, sql: str, rows: Sequence[Sequence[Any]]
+                       ) -> list[list[Sequence[Any]]]:
+        """Run `sql`, which ends in RETURNING, once for each of `rows`: what each run
+        returned, in their order (one round trip where the backend can)."""
+        raise NotImplementedError
+
+    # ------------------------ rows as they travel between backends (store.tables, migrate)
+    def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
+                    ) -> list[tuple[Any, ...]]:
+        """Every row as a tuple, the columns at `vectors` as float32 little-endian bytes."""
+        return [tuple(row) for row in self.rows(sql, params)]
+
+    def copy_params(self, rows: Sequence[Sequence[Any]], vectors: Sequence[int]
+                    ) -> Sequence[Sequence[Any]]:
+        """Travelling rows (vectors as bytes at `vectors`) as this backend's parameters."""
+        return rows
+
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
+                    ) -> None:
+        """In the copy's transaction, after `rows` were added to `table` (`serial` names its
+        key if the backend hands out its ids): what the backend keeps beside them follows."""
+
     # ---------------------------------------------------------------- shared on top
     def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         found = self.dicts(sql, params)

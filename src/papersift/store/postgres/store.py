@@ -12,9 +12,9 @@ from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
-from papersift.store.postgres.tables import Tables
 from papersift.store.readers import Readers
 from papersift.store.summaries import Summaries
+from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
 
@@ -36,7 +36,7 @@ class PostgresStore:
         self.pages = Pages(db)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
-        self.tables = Tables(connector, url)
+        self.tables = Tables(db)
 
     @property
     def conn(self) -> psycopg.Connection[Any]:

@@ -12,8 +12,8 @@ from papersift.store.sqlite.db import SQLiteDatabase, connect
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
-from papersift.store.sqlite.tables import Tables
 from papersift.store.summaries import Summaries
+from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
 
@@ -33,7 +33,7 @@ class SQLiteStore:
         self.pages = Pages(db)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
-        self.tables = Tables(self.conn, self.path)
+        self.tables = Tables(db)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""

@@ -185,6 +185,21 @@ class SQLiteDatabase(Database):
     def indexed(self, table: str, index: str) -> str | None:
         return f"{table} INDEXED BY {index}"
 
+    def returning_each(self, sql: str, rows: Sequence[Sequence[Any]]
+                       ) -> list[list[Sequence[Any]]]:
+        # executemany drops what RETURNING gives: one execute a row (the statement is cached).
+        return [self.conn.execute(sql, row).fetchall() for row in rows]
+
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
+                    ) -> None:
+        # New papers enter the keyword index here (no trigger does it: bulk loads index on
+        # their own), unless a parallel build owns the index (fulltext.fulltext_deferred).
+        if table == "papers" and rows and self.value("SELECT 1 FROM fulltext_deferred") is None:
+            among, params = self.any_of("pk", [row[0] for row in rows], "bigint")
+            self.execute("INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
+                         f" SELECT pk, title, abstract, authors_text FROM papers WHERE {among}",
+                         params)
+
 
 class Concern:
     """The queries of one concern over the store's connection (see store.contracts)."""
