@@ -75,10 +75,10 @@ class Database:
         (PostgreSQL's weighs the walk itself)."""
         return None
 
-    def returning_each(self, sql: str, rows: Sequence[Sequence[Any]]
-                       ) -> list[list[Sequence[Any]]]:
-        """Run `sql`, which ends in RETURNING, once for each of `rows`: what each run
-        returned, in their order (one round trip where the backend can)."""
+    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+        """Run `sql` (an INSERT, UPDATE or DELETE without RETURNING) once for each of `rows`:
+        how many rows each run changed, in their order (one round trip where the backend
+        can)."""
         raise NotImplementedError
 
     # ------------------------ rows as they travel between backends (store.tables, migrate)

@@ -146,12 +146,12 @@ class Tables(Concern):
             return 0
         with self.db.transaction():
             # Each row on its own: one whose key is stored (or came earlier in the batch)
-            # returns nothing.
-            returned = self.db.returning_each(
+            # changes nothing.
+            changed = self.db.changed_each(
                 f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
-                f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING RETURNING 1",
+                f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",
                 self.db.copy_params(rows, _vectors(spec)))
-            added = [row for row, got in zip(rows, returned, strict=True) if got]
+            added = [row for row, n in zip(rows, changed, strict=True) if n]
             self.db.rows_copied(spec.name, added, spec.key[0] if spec.numbered else None)
         return len(added)
 

@@ -308,15 +308,15 @@ class PostgresDatabase(Database):
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
 
-    def returning_each(self, sql: str, rows: Sequence[Sequence[Any]]
-                       ) -> list[list[Sequence[Any]]]:
+    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+        # executemany sums the counts; what each run returns is kept apart (one round trip).
         if not rows:
             return []
         with self.conn.cursor() as cursor:
-            cursor.executemany(to_format(sql), rows, returning=True)
-            found = [cursor.fetchall()]
+            cursor.executemany(to_format(f"{sql} RETURNING 1"), rows, returning=True)
+            found = [len(cursor.fetchall())]
             while cursor.nextset():
-                found.append(cursor.fetchall())
+                found.append(len(cursor.fetchall()))
         return found
 
     def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
