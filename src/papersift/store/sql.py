@@ -69,6 +69,34 @@ class Database:
         with `separator` (a quoted SQL literal) in `order`."""
         raise NotImplementedError
 
+    def indexed(self, table: str, index: str) -> str | None:
+        """`table` (with its alias) read through `index`, for a walk the planner would not
+        choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint
+        (PostgreSQL's weighs the walk itself)."""
+        return None
+
+    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+        """Run `sql` (an INSERT, UPDATE or DELETE without RETURNING) once for each of `rows`:
+        how many rows each run changed, in their order (one round trip where the backend
+        can)."""
+        raise NotImplementedError
+
+    # ------------------------ rows as they travel between backends (store.tables, migrate)
+    def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
+                    ) -> list[tuple[Any, ...]]:
+        """Every row as a tuple, the columns at `vectors` as float32 little-endian bytes."""
+        return [tuple(row) for row in self.rows(sql, params)]
+
+    def copy_params(self, rows: Sequence[Sequence[Any]], vectors: Sequence[int]
+                    ) -> Sequence[Sequence[Any]]:
+        """Travelling rows (vectors as bytes at `vectors`) as this backend's parameters."""
+        return rows
+
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
+                    ) -> None:
+        """In the copy's transaction, after `rows` were added to `table` (`serial` names its
+        key if the backend hands out its ids): what the backend keeps beside them follows."""
+
     # ---------------------------------------------------------------- shared on top
     def one(self, sql: str, params: Sequence[Any] = ()) -> dict[str, Any] | None:
         found = self.dicts(sql, params)

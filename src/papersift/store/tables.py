@@ -1,4 +1,4 @@
-"""The tables every store backend holds, with the same columns: what `papersift migrate` copies from one backend to another.
+"""The tables every store backend holds, with the same columns, and their rows read and written alike on each backend: what `papersift migrate` copies from one backend to another.
 
 Each backend keeps its own machinery beside them (SQLite's FTS5 tables and bulk-load marks,
 PostgreSQL's tsvector column and data_version), which is rebuilt from these rows, never copied.
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+
+from papersift.store.sql import Concern, marks
 
 
 @dataclass(frozen=True)
@@ -104,3 +106,59 @@ def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
         total = (total + int.from_bytes(hashlib.sha256(encoded).digest()[:8], "big")) % 2**64
         count += 1
     return count, f"{total:016x}"
+
+
+class Tables(Concern):
+    """Rows of the shared tables (contract: TablesStore). What differs goes through the
+    Database: vectors leave and come back as bytes (PostgreSQL holds pgvector vectors), and
+    what a backend keeps beside the rows follows a write (SQLite's keyword index of new
+    papers, PostgreSQL's sequences after ids written as given)."""
+
+    def table_names(self) -> list[str]:
+        return [t.name for t in TABLES]
+
+    def count_rows(self, table: str, through: Sequence[Any] | None = None) -> int:
+        spec = _spec(table)
+        if through is None:
+            return int(self.db.value(f"SELECT count(*) FROM {spec.name}"))
+        return int(self.db.value(f"SELECT count(*) FROM {spec.name}"
+                                 f" WHERE ({', '.join(spec.key)}) <= ({marks(spec.key)})",
+                                 list(through)))
+
+    def last_key(self, table: str) -> tuple[Any, ...] | None:
+        spec = _spec(table)
+        order = ", ".join(f"{k} DESC" for k in spec.key)
+        rows = self.db.rows(f"SELECT {', '.join(spec.key)} FROM {spec.name}"
+                            f" ORDER BY {order} LIMIT 1")
+        return tuple(rows[0]) if rows else None
+
+    def read_rows(self, table: str, after: Sequence[Any] | None = None,
+                  limit: int = 1000) -> list[tuple[Any, ...]]:
+        spec = _spec(table)
+        where, params = key_sql(spec, after, "?")
+        return self.db.copied_rows(
+            f"SELECT {', '.join(spec.columns)} FROM {spec.name}{where} LIMIT ?",
+            (*params, int(limit)), _vectors(spec))
+
+    def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
+        spec = _spec(table)
+        if not rows:
+            return 0
+        with self.db.transaction():
+            # Each row on its own: one whose key is stored (or came earlier in the batch)
+            # changes nothing.
+            changed = self.db.changed_each(
+                f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
+                f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",
+                self.db.copy_params(rows, _vectors(spec)))
+            added = [row for row, n in zip(rows, changed, strict=True) if n]
+            self.db.rows_copied(spec.name, added, spec.key[0] if spec.numbered else None)
+        return len(added)
+
+
+_spec = table  # the methods' argument `table` hides the function
+
+
+def _vectors(spec: Table) -> list[int]:
+    """Where a table's rows hold vectors."""
+    return [spec.columns.index(c) for c in spec.vectors]

@@ -308,6 +308,40 @@ class PostgresDatabase(Database):
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
 
+    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+        # executemany sums the counts; what each run returns is kept apart (one round trip).
+        if not rows:
+            return []
+        with self.conn.cursor() as cursor:
+            cursor.executemany(to_format(f"{sql} RETURNING 1"), rows, returning=True)
+            found = [len(cursor.fetchall())]
+            while cursor.nextset():
+                found.append(len(cursor.fetchall()))
+        return found
+
+    def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
+                    ) -> list[tuple[Any, ...]]:
+        # Vectors come back as numpy arrays, read in binary (no text to parse).
+        with self.conn.cursor(binary=bool(vectors)) as cursor:
+            rows = cursor.execute(to_format(sql), params).fetchall()
+        if not vectors:
+            return [tuple(r) for r in rows]
+        return [tuple(np.asarray(v, dtype="<f4").tobytes() if i in vectors else v
+                      for i, v in enumerate(r)) for r in rows]
+
+    def copy_params(self, rows: Sequence[Sequence[Any]], vectors: Sequence[int]
+                    ) -> Sequence[Sequence[Any]]:
+        return [tuple(np.frombuffer(bytes(v), dtype="<f4") if i in vectors and v is not None
+                      else v for i, v in enumerate(r)) for r in rows]
+
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
+                    ) -> None:
+        # Ids written as given: the next one handed out comes after the highest.
+        if serial:
+            self.conn.execute(
+                f"SELECT setval(pg_get_serial_sequence(%s, %s), max({serial})) FROM {table}"
+                f" HAVING max({serial}) IS NOT NULL", (f"{SCHEMA}.{table}", serial))
+
 
 def _dropped(conn: psycopg.Connection[Any]) -> bool:
     """Whether an idle connection's socket holds something nobody asked for (a shutdown

@@ -7,14 +7,14 @@ from typing import Any
 import psycopg
 
 from papersift.store.delivery import Delivery
+from papersift.store.pages import Pages
 from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
-from papersift.store.postgres.pages import Pages
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
-from papersift.store.postgres.summaries import Summaries
-from papersift.store.postgres.tables import Tables
 from papersift.store.readers import Readers
+from papersift.store.summaries import Summaries
+from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
 
@@ -31,12 +31,12 @@ class PostgresStore:
         self.papers = Papers(db)
         self.search = Search(connector, url)
         self.embeddings = Embeddings(connector, url)
-        self.summaries = Summaries(connector, url)
+        self.summaries = Summaries(db)
         self.topics = Topics(db)
-        self.pages = Pages(connector, url)
+        self.pages = Pages(db)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
-        self.tables = Tables(connector, url)
+        self.tables = Tables(db)
 
     @property
     def conn(self) -> psycopg.Connection[Any]:

@@ -6,14 +6,14 @@ from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
 from papersift.store.delivery import Delivery
+from papersift.store.pages import Pages
 from papersift.store.readers import Readers
 from papersift.store.sqlite.db import SQLiteDatabase, connect
 from papersift.store.sqlite.embeddings import Embeddings
-from papersift.store.sqlite.pages import Pages
 from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
-from papersift.store.sqlite.summaries import Summaries
-from papersift.store.sqlite.tables import Tables
+from papersift.store.summaries import Summaries
+from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
 
@@ -28,12 +28,12 @@ class SQLiteStore:
         self.papers = Papers(db)
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(self.conn, self.path)
-        self.summaries = Summaries(self.conn, self.path)
+        self.summaries = Summaries(db)
         self.topics = Topics(db)
-        self.pages = Pages(self.conn, self.path)
+        self.pages = Pages(db)
         self.readers = Readers(db)
         self.delivery = Delivery(db)
-        self.tables = Tables(self.conn, self.path)
+        self.tables = Tables(db)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""

@@ -182,6 +182,28 @@ class SQLiteDatabase(Database):
         return (f"(SELECT group_concat(joined_value, {separator}) FROM"
                 f" (SELECT {expr} AS joined_value {source} ORDER BY {order}))")
 
+    def indexed(self, table: str, index: str) -> str | None:
+        return f"{table} INDEXED BY {index}"
+
+    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
+        # executemany sums the counts: one execute a row on one cursor (the statement is
+        # cached; a RETURNING clause would cost twice as much a row).
+        cursor = self.conn.cursor()
+        try:
+            return [cursor.execute(sql, row).rowcount for row in rows]
+        finally:
+            cursor.close()
+
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
+                    ) -> None:
+        # New papers enter the keyword index here (no trigger does it: bulk loads index on
+        # their own), unless a parallel build owns the index (fulltext.fulltext_deferred).
+        if table == "papers" and rows and self.value("SELECT 1 FROM fulltext_deferred") is None:
+            among, params = self.any_of("pk", [row[0] for row in rows], "bigint")
+            self.execute("INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
+                         f" SELECT pk, title, abstract, authors_text FROM papers WHERE {among}",
+                         params)
+
 
 class Concern:
     """The queries of one concern over the store's connection (see store.contracts)."""

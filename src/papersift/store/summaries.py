@@ -1,14 +1,13 @@
-"""TL;DRs and blurbs in SQLite, with provenance, staleness and flags."""
+"""TL;DRs and blurbs with provenance, staleness and flags."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sqlite.db import Concern, chunks, marks, transaction
+from papersift.store.sql import Concern, marks
 
 _COLUMNS = (
     "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
@@ -35,56 +34,45 @@ class Summaries(Concern):
         where = " AND ".join(clauses)
         last = 0
         while True:
-            rows = self.conn.execute(
+            rows = self.db.dicts(
                 "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
                 " s.input_hash AS summary_hash, s.flagged, s.hidden"
                 " FROM papers p LEFT JOIN summaries s ON s.paper_id = p.id"
                 f" WHERE p.pk > ? AND {where} ORDER BY p.pk LIMIT ?",
-                (last, *params, batch),
-            ).fetchall()
+                (last, *params, batch))
             if not rows:
                 return
-            for row in rows:
-                state = dict(row)
+            for state in rows:
                 state["authors"] = [a for a in state.pop("authors_text").split(", ") if a]
                 yield state
             last = rows[-1]["pk"]
 
     def get_summary(self, paper_id: str) -> dict[str, Any] | None:
         """The stored summary of a paper with its provenance and flags (hidden ones too)."""
-        row = self.conn.execute(
-            "SELECT * FROM summaries WHERE paper_id = ?", (paper_id,)).fetchone()
+        row = self.db.one("SELECT * FROM summaries WHERE paper_id = ?", (paper_id,))
         return _summary_dict(row) if row else None
 
     def summaries_for(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Visible (not hidden) summaries of these papers, by paper id; papers without one are absent."""
-        found: dict[str, dict[str, Any]] = {}
-        for chunk in chunks(list(dict.fromkeys(ids))):
-            for row in self.conn.execute(
-                f"SELECT * FROM summaries WHERE hidden = 0 AND paper_id IN ({marks(chunk)})", chunk
-            ):
-                found[row["paper_id"]] = _summary_dict(row)
-        return found
+        among, params = self.db.any_of("paper_id", list(dict.fromkeys(ids)))
+        return {row["paper_id"]: _summary_dict(row) for row in self.db.dicts(
+            f"SELECT * FROM summaries WHERE hidden = 0 AND {among}", params)}
 
     def summary_stats(self) -> dict[str, Any]:
         """How many papers have summaries, by writer, and how many are flagged or hidden."""
-        conn = self.conn
-        papers = conn.execute("SELECT count(*) FROM papers WHERE duplicate_of IS NULL").fetchone()[0]
-        summarized = conn.execute(
-            "SELECT count(*) FROM summaries s JOIN papers p ON p.id = s.paper_id"
-            " WHERE p.duplicate_of IS NULL").fetchone()[0]
-        return {
-            "papers": papers,
-            "summarized": summarized,
-            "missing": papers - summarized,
-            "by_writer": dict(conn.execute(
-                "SELECT writer, count(*) FROM summaries GROUP BY writer ORDER BY writer")),
-            "flagged": conn.execute(
-                "SELECT count(*) FROM summaries WHERE flagged = 1").fetchone()[0],
-            "hidden": conn.execute("SELECT count(*) FROM summaries WHERE hidden = 1").fetchone()[0],
-            "with_notes": conn.execute(
-                "SELECT count(*) FROM summaries WHERE notes IS NOT NULL").fetchone()[0],
-        }
+        with self.db.snapshot():
+            papers = self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL")
+            summarized = self.db.value(
+                "SELECT count(*) FROM summaries s JOIN papers p ON p.id = s.paper_id"
+                " WHERE p.duplicate_of IS NULL")
+            flagged, hidden, with_notes = self.db.rows(
+                "SELECT count(*) FILTER (WHERE flagged = 1), count(*) FILTER (WHERE hidden = 1),"
+                " count(notes) FROM summaries")[0]
+            by_writer = {writer: n for writer, n in self.db.rows(
+                "SELECT writer, count(*) FROM summaries GROUP BY writer ORDER BY writer")}
+        return {"papers": papers, "summarized": summarized, "missing": papers - summarized,
+                "by_writer": by_writer, "flagged": flagged, "hidden": hidden,
+                "with_notes": with_notes}
 
     # ---------------------------------------------------------------- writes
     def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
@@ -97,51 +85,45 @@ class Summaries(Concern):
         if not rows:
             return 0
         now = utc_now()
-        values = []
+        last: dict[str, tuple[Any, ...]] = {}
         for row in rows:
             notes = row.get("notes")
             if isinstance(notes, list | dict):
                 notes = json.dumps(notes, ensure_ascii=False)
-            values.append((
+            last[row["paper_id"]] = (
                 row["paper_id"], row["tldr"], row["blurb"], row["writer"], row.get("model"),
                 row.get("prompt_version"), row["input_hash"], row.get("created_at") or now,
                 notes or None, row.get("tokens"), row.get("seconds"),
                 int(bool(row.get("flagged", False))), row.get("flag_reason"),
                 int(bool(row.get("hidden", False))),
-            ))
-        assignments = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
-        with transaction(self.conn):
-            self.conn.executemany(
-                f"INSERT INTO summaries({', '.join(_COLUMNS)}) VALUES ({','.join('?' * len(_COLUMNS))})"
-                f" ON CONFLICT(paper_id) DO UPDATE SET {assignments}",
-                values,
             )
-        return len(values)
+        assignments = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
+        with self.db.transaction():
+            # A paper given twice keeps its last row (what row-by-row upserts leave), and
+            # writers that take papers in the same order cannot deadlock on them.
+            self.db.executemany(
+                f"INSERT INTO summaries ({', '.join(_COLUMNS)}) VALUES ({marks(_COLUMNS)})"
+                f" ON CONFLICT (paper_id) DO UPDATE SET {assignments}",
+                [last[paper_id] for paper_id in sorted(last)])
+        return len(rows)
 
     def flag_summary(self, paper_id: str, reason: str) -> bool:
         """Mark a summary as wrong (a reader's report); False when the paper has no summary."""
-        with transaction(self.conn):
-            cursor = self.conn.execute(
-                "UPDATE summaries SET flagged = 1, flag_reason = ? WHERE paper_id = ?",
-                (reason.strip() or "flagged", paper_id),
-            )
-        return cursor.rowcount > 0
+        return self.db.execute(
+            "UPDATE summaries SET flagged = 1, flag_reason = ? WHERE paper_id = ?",
+            (reason.strip() or "flagged", paper_id)) > 0
 
     def hide_summary(self, paper_id: str, note: str | None = None) -> bool:
         """Stop showing a summary (kept for the record, with the reason appended to its notes)."""
-        with transaction(self.conn):
-            cursor = self.conn.execute(
-                "UPDATE summaries SET hidden = 1,"
-                " notes = CASE WHEN ? IS NULL THEN notes"
-                "  WHEN notes IS NULL THEN ? ELSE notes || '; ' || ? END"
-                " WHERE paper_id = ?",
-                (note, note, note, paper_id),
-            )
-        return cursor.rowcount > 0
+        # The cast gives the first mark a type: PostgreSQL cannot tell one for `? IS NULL`.
+        return self.db.execute(
+            "UPDATE summaries SET hidden = 1,"
+            " notes = CASE WHEN CAST(? AS TEXT) IS NULL THEN notes"
+            "  WHEN notes IS NULL THEN ? ELSE notes || '; ' || ? END"
+            " WHERE paper_id = ?", (note, note, note, paper_id)) > 0
 
 
-def _summary_dict(row: sqlite3.Row) -> dict[str, Any]:
-    summary = dict(row)
-    summary["flagged"] = bool(summary["flagged"])
-    summary["hidden"] = bool(summary["hidden"])
-    return summary
+def _summary_dict(row: dict[str, Any]) -> dict[str, Any]:
+    row["flagged"] = bool(row["flagged"])
+    row["hidden"] = bool(row["hidden"])
+    return row
