@@ -145,12 +145,12 @@ def _builtin_modules() -> tuple[ModuleType, ...]:
     # Imported here, not at the top: these modules import this one for the plugin types.
     from papersift import engines
     from papersift.search import embed
-    from papersift.sources import announce, arxiv_api, files, hf_daily, oai
+    from papersift.sources import announce, arxiv_api, biorxiv, crossref, files, hf_daily, oai
     from papersift.store import postgres, sqlite
     from papersift.summarize import llm, writers
 
-    return (arxiv_api, oai, announce, hf_daily, files, embed, engines, writers, llm, sqlite,
-            postgres)
+    return (arxiv_api, oai, announce, hf_daily, biorxiv, crossref, files, embed, engines, writers,
+            llm, sqlite, postgres)
 
 
 def _outside_modules() -> list[ModuleType]:

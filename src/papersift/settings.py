@@ -57,6 +57,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rss_url", str, "https://rss.arxiv.org/rss", "arXiv announcement feed base URL."),
     Setting("hf_url", str, "https://huggingface.co/api/daily_papers",
             "Hugging Face daily papers endpoint."),
+    Setting("biorxiv_url", str, "https://api.biorxiv.org",
+            "bioRxiv and medRxiv API base URL (its /details/{server}/... endpoint)."),
+    Setting("crossref_url", str, "https://api.crossref.org",
+            "Crossref REST API base URL (its /works endpoint)."),
+    Setting("mailto", str, "",
+            "Contact address sent with Crossref requests (puts them in Crossref's polite pool; "
+            "empty: none is sent)."),
     Setting("request_delay", float, 3.0, "Seconds between requests to arXiv (arXiv asks for 3)."),
     Setting("http_timeout", float, 30.0,
             "Seconds an upstream request may take: to connect, for each read and for the whole "

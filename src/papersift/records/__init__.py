@@ -78,6 +78,28 @@ def split_arxiv_id(raw: str) -> tuple[str, int | None]:
     raise ValueError(f"not an arXiv id: {shown(raw)}")
 
 
+# A DOI: "10." then a registrant code, a slash and a suffix of visible characters
+# (Crossref's own advice for matching DOIs; old Wiley DOIs hold <, >, ; and the like).
+_DOI = re.compile(r"^10\.\d{4,9}(?:\.\d+)*/[^\s\x00-\x1f\x7f]+$")
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+
+
+def normalize_doi(raw: Any) -> str:
+    """'https://doi.org/10.1101/2024.01.02.573' -> '10.1101/2024.01.02.573' (lower case: DOIs
+    are case-insensitive); ValueError when it is no DOI ('NA', '', a number)."""
+    if not isinstance(raw, str):
+        raise ValueError(f"DOI is {json_kind(raw)}, not text")
+    text = _DOI_PREFIX.sub("", raw.strip()).strip().lower()
+    if not _DOI.match(text):
+        raise ValueError(f"not a DOI: {shown(raw)}")
+    return text
+
+
+def doi_id(raw: Any) -> str:
+    """The paper id of a work known by its DOI only: 'doi:' and the normalized DOI."""
+    return "doi:" + normalize_doi(raw)
+
+
 @dataclass(slots=True)
 class PaperRecord:
     """One paper as a source saw it. Text is kept exactly as given; cleaning happens at render time.
@@ -85,6 +107,10 @@ class PaperRecord:
     Dates are ISO strings: YYYY-MM-DD, or a full ISO timestamp where the source gives one.
     `versions` is the history the source knows, as (version number, ISO date) pairs.
     `extras` holds what only this source knows (upvotes, announce type, ...).
+    `relations` are links to other records of the same work that the source asserts, as
+    (kind, id) pairs with namespaced ids: ('is-preprint-of', 'doi:10.1038/...') from bioRxiv's
+    `published` or Crossref's `relation`, ('has-preprint', 'doi:10.1101/...'), and so on
+    (papersift.sources.matching reads them when it decides that two records are one paper).
     """
 
     id: str
@@ -103,11 +129,18 @@ class PaperRecord:
     license: str | None = None
     links: dict[str, str] = field(default_factory=dict)
     versions: list[tuple[int, str | None]] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)
+    relations: list[tuple[str, str]] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)  # stays last: ingest.prepare hashes it apart
 
     @property
     def primary_category(self) -> str | None:
         return self.categories[0] if self.categories else None
+
+    @property
+    def published_doi(self) -> str | None:
+        """The DOI of the published version this record is a preprint of, when the source says."""
+        return next((target.removeprefix("doi:") for kind, target in self.relations
+                     if kind == "is-preprint-of" and target.startswith("doi:")), None)
 
 
 @dataclass(slots=True)
@@ -221,7 +254,10 @@ def check_record(record: PaperRecord, limits: RecordLimits) -> PaperRecord:
     (or a plugin) builds, only well-typed values within the limits are stored.
     """
     paper_id = record.id
-    if not (isinstance(paper_id, str) and _BARE_NEW_ID.match(paper_id)):
+    if isinstance(paper_id, str) and paper_id.startswith("doi:"):
+        if doi_id(paper_id) != paper_id:  # ids are keys: one spelling per work
+            raise ValueError(f"id {shown(record.id)} is not a normalized doi: id")
+    elif not (isinstance(paper_id, str) and _BARE_NEW_ID.match(paper_id)):
         paper_id, version = split_arxiv_id(record.id)
         if version is not None or paper_id != record.id:
             raise ValueError(f"id {shown(record.id)} is not a bare arXiv id like 2501.00001")
@@ -240,6 +276,7 @@ def _looks_clean(record: PaperRecord, limits: RecordLimits) -> bool:
                                             record.links)
     if (type(authors) is not list or type(categories) is not list or type(versions) is not list
             or type(links) is not dict or type(record.extras) is not dict or record.extras
+            or record.relations
             or len(authors) > limits.authors or len(versions) > limits.version):
         return False
     doi, comment, journal_ref, license = (record.doi, record.comment, record.journal_ref,
@@ -313,6 +350,7 @@ def _checked_fields(record: PaperRecord, limits: RecordLimits) -> PaperRecord:
     for name in ("submitted", "updated", "announced"):
         _check_date(getattr(record, name), name, limits)
     record.links = _checked_links(record.links, limits)
+    record.relations = _checked_relations(record.relations, limits)
     record.extras = _checked_extras(record.extras, limits)
     return record
 
@@ -397,6 +435,21 @@ def _checked_links(links: Any, limits: RecordLimits) -> dict[str, str]:
             # Shown as a link on the paper's page: only plain web addresses.
             raise ValueError(f"link {shown(name)} is not an http(s) address: {shown(href)}")
     return links
+
+
+def _checked_relations(relations: Any, limits: RecordLimits) -> list[tuple[str, str]]:
+    entries = _checked_list(relations, "relations")
+    if len(entries) > limits.version:  # a bound of the same order: a handful per paper
+        raise ValueError(f"{len(entries):,} relations (limit {limits.version:,}: max_version)")
+    checked: list[tuple[str, str]] = []
+    for entry in entries:
+        if (not isinstance(entry, tuple | list) or len(entry) != 2
+                or not all(isinstance(part, str) and part.strip() for part in entry)):
+            raise ValueError(f"relation {shown(entry)} is not (kind, id)")
+        kind, target = (_checked_text(part, "relation", limits.field_chars, "max_field_chars")
+                        for part in entry)
+        checked.append((kind, target))
+    return checked
 
 
 def _checked_extras(extras: Any, limits: RecordLimits) -> dict[str, Any]:
