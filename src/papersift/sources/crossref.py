@@ -305,9 +305,9 @@ def _extras(item: dict[str, Any]) -> dict[str, Any]:
     if issued:
         extras["issued"] = issued  # '2023', '2023-03' or '2023-03-05': as precise as Crossref
     institution = item.get("institution")
-    if isinstance(institution, list) and institution and isinstance(institution[0], dict):
-        if isinstance(institution[0].get("name"), str):
-            extras["institution"] = institution[0]["name"]  # 'bioRxiv' for posted content
+    first = institution[0] if isinstance(institution, list) and institution else None
+    if isinstance(first, dict) and isinstance(first.get("name"), str):
+        extras["institution"] = first["name"]  # 'bioRxiv' for posted content
     return extras
 
 
