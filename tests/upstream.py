@@ -83,6 +83,7 @@ class Fault:
     drip_headers: bool = False  # send the status line and headers one byte every `drip` s
     no_length: bool = False  # a `size` body without Content-Length: it ends when we hang up
     sticky: bool = False  # not consumed: every matching request gets it
+    content_type: str | None = None  # of a `status` answer's `body` (default: XML)
 
 
 @dataclass
@@ -400,7 +401,7 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.status:
                 headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
                 if fault.body is not None:
-                    self._send(fault.status, _XML, fault.body, headers)
+                    self._send(fault.status, fault.content_type or _XML, fault.body, headers)
                 else:
                     body = f"<html><body><h1>{fault.status}</h1></body></html>".encode()
                     self._send(fault.status, "text/html", body, headers)
@@ -408,11 +409,13 @@ class _Handler(BaseHTTPRequestHandler):
             if fault.body is not None:
                 self._send(200, _XML, fault.body, cut=len(fault.body) // 2 if fault.truncate else None)
                 return
-            status, content_type, body = server.respond(parts.path, params, fault.empty)
+            # A route may add headers as a fourth item (Crossref's rate-limit headers).
+            status, content_type, body, *more = server.respond(parts.path, params, fault.empty)
+            headers = more[0] if more else None
             if fault.truncate:
-                self._send(status, content_type, body, cut=len(body) // 2)
+                self._send(status, content_type, body, headers, cut=len(body) // 2)
                 return
-            self._send(status, content_type, body)
+            self._send(status, content_type, body, headers)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (timeout): nothing left to say
 

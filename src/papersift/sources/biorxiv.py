@@ -14,6 +14,7 @@ read as it is, and a record it cannot use is skipped with its reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -183,7 +184,9 @@ def parse_item(item: Any, server: str) -> PaperRecord:
     relations = []
     published = item.get("published")
     if isinstance(published, str) and published.strip() not in ("", "NA"):
-        relations.append(("is-preprint-of", doi_id(published)))  # a bad DOI skips the record
+        # A link to no DOI links nothing; the preprint itself is fine.
+        with contextlib.suppress(ValueError):
+            relations.append(("is-preprint-of", doi_id(published)))
     return PaperRecord(
         id=f"doi:{doi}", version=version, title=inline_text(title),
         abstract=_text(item, "abstract", doi), authors=split_authors(_text(item, "authors", doi)),
