@@ -34,7 +34,7 @@ from papersift.sources.markup import inline_text, to_text
 SAME_WORK = frozenset({"has-preprint", "is-preprint-of", "has-version", "is-version-of",
                        "is-identical-to", "has-manuscript", "is-manuscript-of"})
 TITLE_SAME = 0.95  # normalized titles this alike are one title (a word's spelling, a typo)
-TITLE_CLOSE = 0.85  # this alike: one title edited, if the abstracts agree too
+TITLE_CLOSE = 0.80  # this alike: one title edited, if the abstracts agree too
 AUTHORS_SAME = 0.5  # share of the shorter author list found in the other
 ABSTRACT_SAME = 0.5  # share of the smaller abstract's words found in the other
 _ARXIV_DOI = re.compile(r"^doi:10\.48550/arxiv\.(.+)$")
@@ -45,6 +45,9 @@ _RESPONSE = re.compile(
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+\*?")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 _INITIALS = re.compile(r"^[A-Z]{1,3}$")
+# Words that number a paper in a series ("Part II", "... 2", "... in 2024"): titles that
+# differ in one are two papers however alike the rest.
+_NUMBERING = re.compile(r"^(?:\d+|i{1,3}|iv|vi{0,3}|ix|x)$")
 
 
 @dataclass(frozen=True)
@@ -139,12 +142,18 @@ def _by_text(a: PaperRecord, b: PaperRecord) -> Verdict:
         which, other = (a, b) if response_a else (b, a)
         return Verdict(False, "response", f"{_name(which)} is a {response_a or response_b} "
                        f"about a paper, not {_name(other)} itself")
+    numbers = _numbering_differs(title_a, title_b)
+    if numbers:
+        return Verdict(False, "numbering", f"the titles differ in a number ({numbers}): "
+                       "two papers of a series")
     title_sim = title_similarity(title_a, title_b)
     overlap, matched = author_overlap(a.authors, b.authors)
     sims = {"title_similarity": title_sim, "author_overlap": overlap}
     if title_sim < TITLE_CLOSE:
         return Verdict(False, "title", f"the titles differ (similarity {title_sim:.2f})", **sims)
-    if overlap is not None and overlap < AUTHORS_SAME:
+    # Two names in common at least when both lists have two: one shared "Yu Wang" is chance.
+    if overlap is not None and (overlap < AUTHORS_SAME or len(matched) < min(
+            2, len(a.authors), len(b.authors))):
         return Verdict(False, "authors", f"the same title but other authors ({_share(matched, a, b)}"
                        " in common)", **sims)
     abstract_sim = abstract_similarity(a.abstract, b.abstract)
@@ -185,6 +194,13 @@ def _words(text: str) -> str:
 def _response_prefix(title: str) -> str:
     match = _RESPONSE.match(title)
     return match.group(0) if match else ""
+
+
+def _numbering_differs(a: str, b: str) -> str:
+    """The numbering words one title has and the other lacks, as text ('' when none)."""
+    words_a = {w for w in a.split() if _NUMBERING.match(w)}
+    words_b = {w for w in b.split() if _NUMBERING.match(w)}
+    return ", ".join(sorted(words_a ^ words_b))
 
 
 def title_similarity(a: str, b: str) -> float:
@@ -235,19 +251,48 @@ def _names_match(a: tuple[str, str], b: tuple[str, str]) -> bool:
     return False
 
 
+def _tokens_match(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Every word of the shorter name is a word or an initial of the longer one, and one
+    whole word is shared: 'Yu Wang' and 'Wang Yu', 'S. H. S' and 'Sasmita Harini S'."""
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    if not shorter:
+        return False
+    left = list(longer)
+    whole = False
+    for word in sorted(shorter, key=len, reverse=True):  # whole words claim theirs first
+        hit = next((i for i, other in enumerate(left) if other == word), None)
+        if hit is None:
+            hit = next((i for i, other in enumerate(left)
+                        if min(len(word), len(other)) == 1 and word[0] == other[0]), None)
+        else:
+            whole = whole or len(word) > 1
+        if hit is None:
+            return False
+        left.pop(hit)
+    return whole
+
+
+@lru_cache(maxsize=65536)
+def _name_forms(name: str) -> tuple[tuple[str, str], tuple[str, ...]]:
+    return name_key(name), tuple(_words(inline_text(name)).split())
+
+
 def author_overlap(a: list[str], b: list[str]) -> tuple[float | None, list[str]]:
     """Share of the shorter list found in the other (any order, any spelling of the names),
     and the names found; None when either list is empty."""
-    keys_a = [name_key(n) for n in a if n.strip()]
-    keys_b = [name_key(n) for n in b if n.strip()]
-    if not keys_a or not keys_b:
+    names_a = [n for n in a if n.strip()]
+    names_b = [n for n in b if n.strip()]
+    if not names_a or not names_b:
         return None, []
-    shorter, longer, names = ((keys_a, keys_b, a) if len(keys_a) <= len(keys_b)
-                              else (keys_b, keys_a, b))
-    left = list(longer)
+    shorter, longer = (names_a, names_b) if len(names_a) <= len(names_b) else (names_b, names_a)
+    left = [_name_forms(n) for n in longer]
     matched: list[str] = []
-    for key, name in zip(shorter, [n for n in names if n.strip()], strict=True):
-        hit = next((i for i, other in enumerate(left) if _names_match(key, other)), None)
+    for name in shorter:
+        key, tokens = _name_forms(name)
+        hit = next((i for i, other in enumerate(left) if _names_match(key, other[0])), None)
+        if hit is None:  # names written in another order, or with their initials elsewhere
+            hit = next((i for i, other in enumerate(left) if _tokens_match(tokens, other[1])),
+                       None)
         if hit is not None:
             left.pop(hit)
             matched.append(name)
@@ -277,7 +322,13 @@ def candidate_keys(record: PaperRecord) -> set[str]:
     title = normalized_title(record.title)
     if title:
         keys.add(f"title:{title}")
-        # The longest words survive small edits (a subtitle dropped, an article changed).
-        longest = sorted(set(title.split()), key=lambda w: (-len(w), w))[:5]
-        keys.add("words:" + " ".join(sorted(longest)))
+        # One edit (a word changed, a subtitle dropped) leaves one half of the title whole.
+        words = title.split()
+        if len(words) >= 4:
+            half = (len(words) + 1) // 2
+            keys.add("head:" + " ".join(words[:half]))
+            keys.add("tail:" + " ".join(words[half:]))
+        if len(words) >= 7:  # an edit that splits or joins words moves the halves
+            keys.add("first:" + " ".join(words[:3]) + "|" + str(len(words) // 4))
+            keys.add("last:" + " ".join(words[-3:]) + "|" + str(len(words) // 4))
     return keys
