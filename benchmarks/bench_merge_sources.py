@@ -121,7 +121,7 @@ def arxiv_pairs(papers: list[PaperRecord], rng: random.Random) -> list[Pair]:
     for index, paper in enumerate(papers):
         variant = index % 5
         pairs.append((f"arxiv copy v{variant}", paper, journal_copy(paper, index, rng, variant), True))
-        other = papers[(index * 7 + 1) % len(papers)]
+        other = _stranger(papers, paper, index)
         if index % 3 == 0:
             pairs.append(("same title, other authors", paper,
                           replace(journal_copy(paper, index, rng, 0), authors=other.authors), False))
@@ -141,6 +141,16 @@ def arxiv_pairs(papers: list[PaperRecord], rng: random.Random) -> list[Pair]:
         pairs.append(("closest other title", paper,
                       journal_copy(papers[neighbour], len(papers) + index, rng, index % 4), False))
     return pairs
+
+
+def _stranger(papers: list[PaperRecord], paper: PaperRecord, index: int) -> PaperRecord:
+    """Another paper none of whose authors has a family name of this one's."""
+    families = {a.split()[-1].lower() for a in paper.authors if a.split()}
+    for step in range(1, len(papers)):
+        other = papers[(index * 7 + step) % len(papers)]
+        if not families & {a.split()[-1].lower() for a in other.authors if a.split()}:
+            return other
+    raise ValueError("every paper shares an author with this one")
 
 
 def _nearest_titles(papers: list[PaperRecord]) -> list[int]:

@@ -122,3 +122,21 @@ def test_candidate_keys_meet_for_linked_and_retitled_records() -> None:
                      relations=[("is-preprint-of", "doi:10.1111/2041-210x.13954")])
     assert candidate_keys(preprint) & candidate_keys(journal())
     assert candidate_keys(paper(title=TITLE.upper() + ".")) & candidate_keys(paper("2611.00009"))
+
+
+def test_parts_of_a_series_stay_apart_even_when_numbered_twice() -> None:
+    base = "Mechanistic Interpretability -- The Strange Science Part I.ii"
+    verdict = same_paper(paper(title=f"{base}: Part I"), journal(title=f"{base}: Part II"))
+    assert not verdict.same and verdict.rule == "numbering"
+
+
+def test_one_shared_common_name_is_chance() -> None:
+    verdict = same_paper(paper(authors=["Yu Wang", "Ada Lovelace"]),
+                         journal(authors=["Yu Wang", "Alan Turing"]))
+    assert not verdict.same and verdict.rule == "authors"
+
+
+def test_names_in_the_other_order_or_with_initials_elsewhere_match() -> None:
+    overlap, _ = author_overlap(["Wang Yu", "S. Harini S"], ["Yu Wang", "Sasmita Harini S"])
+    assert overlap == 1.0
+    assert author_overlap(["A. Smith"], ["B. Smith"])[0] == 0.0

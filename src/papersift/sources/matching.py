@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -198,9 +199,10 @@ def _response_prefix(title: str) -> str:
 
 def _numbering_differs(a: str, b: str) -> str:
     """The numbering words one title has and the other lacks, as text ('' when none)."""
-    words_a = {w for w in a.split() if _NUMBERING.match(w)}
-    words_b = {w for w in b.split() if _NUMBERING.match(w)}
-    return ", ".join(sorted(words_a ^ words_b))
+    # Counted, not a set: "Part I.ii: Part I" and "Part I.ii: Part II" differ.
+    words_a = Counter(w for w in a.split() if _NUMBERING.match(w))
+    words_b = Counter(w for w in b.split() if _NUMBERING.match(w))
+    return ", ".join(sorted((words_a - words_b) + (words_b - words_a)))
 
 
 def title_similarity(a: str, b: str) -> float:
