@@ -74,7 +74,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Largest upstream response accepted, in MB after decompression (larger fails the source)."),
     Setting("http_max_redirects", int, 5,
             "Redirects followed per upstream request; a longer chain or a loop fails the source."),
-    Setting("page_size", int, 200, "Records per page asked of the arXiv API."),
+    Setting("page_size", int, 200,
+            "Records per page asked of the arXiv API (and of Crossref, at most 1,000)."),
     # -- what a record may hold (a record past a limit is skipped and reported)
     Setting("max_title_chars", int, 1000,
             "Longest title accepted, in characters (arXiv's longest are under 300)."),
