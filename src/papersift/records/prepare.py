@@ -67,6 +67,7 @@ def links_json(links: dict[str, str]) -> str:
 _RECORD_FIELDS = tuple(f.name for f in fields(PaperRecord))
 _record_values = attrgetter(*_RECORD_FIELDS)
 assert _RECORD_FIELDS[-1] == "extras"  # _record_hash puts their JSON text in their place
+assert _RECORD_FIELDS[-2] == "relations"  # left out of the hash while empty (below)
 # Built once: json.dumps with options builds a new encoder per call.
 _EXTRAS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 
@@ -76,7 +77,9 @@ def _record_hash(values: tuple[Any, ...], extras_json: str) -> str:
     # orjson encodes every field in one C call; the extras are hashed as their canonical JSON
     # text, which may hold what orjson refuses (integers over 64 bits, say). SHA-256 runs in
     # hardware on most CPUs: here it is faster than BLAKE2b.
-    payload = orjson.dumps((*values[:-1], extras_json))
+    # A record without relations hashes as records did before they had that field, so the
+    # hashes a store holds stay valid (no paper of an old store counts as changed).
+    payload = orjson.dumps((*(values[:-1] if values[-2] else values[:-2]), extras_json))
     return hashlib.sha256(payload).hexdigest()[:32]
 
 
