@@ -285,3 +285,40 @@ def test_an_owner_locked_out_gets_in_by_a_link_by_email(store: Store, settings: 
             send_sign_in_link(store, mail, "ada", "10.0.0.2")
         with pytest.raises(accounts.UsageError, match="too many links"):
             send_sign_in_link(store, mail, "ada", "10.0.0.3")
+
+
+# ------------------------------------------------------------------ serving
+def test_workers_that_start_slowly_are_not_killed_before_they_serve(tmp_path: Path) -> None:
+    """On a busy machine a worker took over 5 s to import papersift, and uvicorn's supervisor,
+    whose ping it could not answer yet, killed and restarted each one forever: `serve
+    --workers 2` never answered (issue 30's drill). Workers slowed by 8 s must come up."""
+    import os
+    import signal
+
+    import httpx
+
+    from tests.web_helpers import free_port
+
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    # Only in uvicorn's spawned workers (their command line ends with this flag).
+    (slow / "sitecustomize.py").write_text(
+        "import sys, time\nif '--multiprocessing-fork' in sys.argv:\n    time.sleep(8)\n")
+    port = free_port()
+    env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
+           "PAPERSIFT_CONFIG": str(tmp_path / "none.toml"), "PAPERSIFT_EMBEDDER": "openai",
+           "PYTHONPATH": os.pathsep.join([str(slow), *sys.path])}
+    server = subprocess.Popen([sys.executable, "-m", "papersift.cli.main", "serve", "--port",
+                               str(port), "--workers", "2"], env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, answered = time.monotonic() + 60, None
+        while answered is None and time.monotonic() < deadline:
+            try:
+                answered = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code
+            except httpx.TransportError:
+                time.sleep(0.5)
+        assert answered == 200, "papersift serve --workers 2 did not come up"
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
