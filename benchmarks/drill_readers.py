@@ -375,8 +375,12 @@ class Drill:
             "CSL JSON nested 3,000 deep": "[" * 3000 + "]" * 3000,
             "CSL JSON objects nested 100,000 deep": '{"a":' * 100_000 + "1" + "}" * 100_000,
             "RIS without ER, 1.9 MB": "TY  - JOUR\nTI  - " + "a" * big,
-            "arXiv-like ids, 1.9 MB": " ".join(f"2401.{n % 100000:05d}v9x"
-                                               for n in range(big // 12)),
+            "pasted ids, 1.9 MB": " ".join(f"2401.{n % 100000:05d}" for n in range(big // 11)),
+            "10,000 pasted ids": " ".join(f"2401.{n:05d}" for n in range(10_000)),
+            "quoted value of braces, 1.9 MB": '@a{k, t="' + "{" * big + '"}',
+            "alternating braces, 1.9 MB": "@a{k, t={" + "{}" * (big // 2) + "}",
+            "one entry of 300,000 fields": "@a{k," + "a={x}," * 300_000 + "}",
+            "10,000 entries of 19 fields": ("@a{k," + "a={x}," * 19 + "}\n") * 10_000,
         }
 
     def imports(self) -> None:
