@@ -32,6 +32,9 @@ SNAPSHOT_HINT = (
     "The live sources could not be reached (no network?). To use the local snapshot instead:\n"
     "  papersift up --source file:../shared/data/arxiv-2025-2026.jsonl.gz --limit 5000"
 )
+# Seconds a web worker may take to answer uvicorn's supervisor (from its start, too) before
+# it is taken for hung and replaced.
+WORKER_HEALTHCHECK_SECONDS = 120
 _EVERY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 
@@ -144,10 +147,15 @@ def _serve(host: str, port: int, workers: int, update_every: str | None,
                          f"[bold]http://{host}:{port}/[/bold] with {workers} worker(s); "
                          "Ctrl+C stops", highlight=False)
     # The header timeout lives in the protocol (web/limits.py); body limits in the app.
+    # uvicorn kills a worker that does not answer its supervisor's ping within
+    # timeout_worker_healthcheck (5 s by default), and a new worker cannot answer before it
+    # has imported papersift: on a busy machine that took 10 s, and every worker was killed
+    # and started again forever, so `--workers 2` never served (issue 30's drill).
     uvicorn.run("papersift.web.app:app_from_env", factory=True, host=host, port=port,
                 workers=workers, log_level="warning", access_log=False,
                 http=BoundedHttpToolsProtocol, timeout_keep_alive=5,
-                h11_max_incomplete_event_size=MAX_HEADER_BYTES)
+                h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+                timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS)
 
 
 def _prepare_model(settings: Settings) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from papersift.errors import UsageError
 from papersift.readers.feedback import FeedbackTooLong, Reading, read_feedback
-from papersift.readers.imports import read_import
+from papersift.readers.imports import Found, read_import
 from papersift.store import Store
 
 FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
@@ -150,7 +150,12 @@ def add_entry(store: Store, reader_id: int, kind: str, phrase: str) -> int | Non
 
 def import_liked(store: Store, reader_id: int, text: str) -> dict[str, Any]:
     """Like the papers of pasted ids or a BibTeX file; unknown ones are reported, not fatal."""
-    found = read_import(text or "")
+    return like_found(store, reader_id, read_import(text or ""))
+
+
+def like_found(store: Store, reader_id: int, found: Found) -> dict[str, Any]:
+    """Like the papers an import found (read_import, which the site runs in a helper
+    process); unknown ones are reported, not fatal."""
     liked, unknown = [], []
     for paper_id in found.ids:
         try:

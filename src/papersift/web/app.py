@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from papersift.settings import Settings, load_settings
 from papersift.sources import jsontext
 from papersift.store import StoreUnavailable
-from papersift.web import urls, views
+from papersift.web import offload, urls, views
 from papersift.web.delivery import delivery_routes
 from papersift.web.feeds import atom_feed, xml_safe
 from papersift.web.limits import SETTINGS_ENV, RequestLimits
@@ -357,4 +357,5 @@ def app_from_env() -> Starlette:
     settings = load_settings()
     if raw:
         settings = settings.replace(**json.loads(raw))
+    offload.warm()  # a served worker's helper process, ready before the first import
     return create_app(settings)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import parse_qsl
 
 from itsdangerous import BadSignature, URLSafeSerializer
 from starlette.concurrency import run_in_threadpool
@@ -21,9 +20,9 @@ from starlette.routing import Route
 from papersift.delivery.welcome import send_sign_in_link
 from papersift.errors import PapersiftError
 from papersift.readers import accounts, signals
-from papersift.readers.imports import MAX_IMPORT
+from papersift.readers.imports import MAX_IMPORT, read_import
 from papersift.store import StoreUnavailable
-from papersift.web import reader_views, urls
+from papersift.web import offload, reader_views, urls
 from papersift.web.views import NotFound
 
 SESSION_COOKIE = "papersift_session"
@@ -75,7 +74,8 @@ class ReaderPages:
     @staticmethod
     async def form(request: Request, limit: int = MAX_FORM) -> dict[str, str] | None:
         """The url-encoded fields of a POST, or None when the body is over `limit` bytes. A
-        large body (an import) is decoded off the event loop, which serves everyone else."""
+        large body (an import) is decoded in the helper process (web.offload): in a thread
+        it would hold the GIL that the event loop serves everyone else with."""
         parts, size = [], 0
         async for chunk in request.stream():
             parts.append(chunk)
@@ -84,8 +84,8 @@ class ReaderPages:
                 return None
         body = b"".join(parts)
         if size > MAX_FORM:
-            return await run_in_threadpool(_fields, body)
-        return _fields(body)
+            return await offload.run(offload.decode_form, body)
+        return offload.decode_form(body)
 
     @staticmethod
     def wants_json(request: Request) -> bool:
@@ -314,8 +314,10 @@ class ReaderPages:
             return authorized
         session, fields = authorized
         try:
-            result = await run_in_threadpool(self.site.with_store, signals.import_liked,
-                                             session["reader"]["id"], fields.get("text", ""))
+            # Read in the helper process (web.offload), then liked in a thread with the store.
+            found = await offload.run(read_import, fields.get("text", ""))
+            result = await run_in_threadpool(self.site.with_store, signals.like_found,
+                                             session["reader"]["id"], found)
             status = 200
         except StoreUnavailable:
             raise  # a 503 (web.app), not the reader's mistake
@@ -328,10 +330,6 @@ class ReaderPages:
         data = await run_in_threadpool(reader_views.profile, self.site, session)
         data["import_result"] = result
         return self.page(request, data, status=status)
-
-
-def _fields(body: bytes) -> dict[str, str]:
-    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
 
 
 def _address(request: Request) -> str:
