@@ -522,3 +522,30 @@ def test_a_connection_the_server_ended_is_replaced_before_it_is_used(
     time.sleep(0.2)  # the server's notice reaches the idle socket
     assert pg.readers.get_reader(reader)["name"] == "ada"  # no error on the first use
     assert pg.conn.info.backend_pid != before
+
+
+def test_a_query_the_server_cuts_off_is_unavailable_not_a_driver_error(
+        postgres_server: Any, pg: Store) -> None:
+    """A shutdown that ends a statement mid-way (the drill's one 500 of issue 30)."""
+    import threading
+
+    from papersift.store import StoreUnavailable
+
+    pid = pg.conn.info.backend_pid
+    outcome: list[BaseException | None] = []
+
+    def slow_read() -> None:
+        try:
+            pg.db.value("SELECT 1 FROM (SELECT pg_sleep(5)) AS s")
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 (what it raised is the point)
+            outcome.append(exc)
+
+    reading = threading.Thread(target=slow_read)
+    reading.start()
+    time.sleep(0.5)
+    with postgres_server.admin() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    reading.join(10)
+    assert outcome and isinstance(outcome[0], StoreUnavailable), outcome
+    assert pg.readers.list_readers() == []  # and the next statement has a new connection

@@ -116,7 +116,7 @@ def test_flag_bodies_are_bounded_and_checked(site: LiveServer) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     url = site.url + "/api/flag/2611.00003"
     big = httpx.post(url, content=b'{"reason": "' + b"x" * (200 << 10) + b'"}', headers=auth)
-    assert big.status_code == 413 and "at most 65,536 bytes" in big.json()["error"]
+    assert big.status_code == 413 and "more than 66 KB" in big.json()["error"]
     deep = httpx.post(url, content=b'{"reason": ' + b"[" * 5000 + b"]" * 5000 + b"}",
                       headers=auth)
     assert deep.status_code == 400

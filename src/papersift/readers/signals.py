@@ -156,10 +156,9 @@ def import_liked(store: Store, reader_id: int, text: str) -> dict[str, Any]:
 def like_found(store: Store, reader_id: int, found: Found) -> dict[str, Any]:
     """Like the papers an import found (read_import, which the site runs in a helper
     process); unknown ones are reported, not fatal."""
-    liked, unknown = [], []
-    for paper_id in found.ids:
-        try:
-            liked.append(react(store, reader_id, paper_id, "up"))
-        except SignalError:
-            unknown.append(paper_id)
-    return {"liked": liked, "unknown": unknown, "unreadable": found.unreadable}
+    wanted = [(paper_id or "").strip() for paper_id in found.ids]
+    kept = store.papers.resolve_ids(wanted)  # one query and one write, however many
+    liked = list(dict.fromkeys(kept[p] for p in wanted if p in kept))
+    store.readers.set_reactions(reader_id, liked, "up")
+    return {"liked": liked, "unknown": [p for p in wanted if p not in kept],
+            "unreadable": found.unreadable}

@@ -124,6 +124,11 @@ class PapersStore(Protocol):
 
     def count_papers(self, include_duplicates: bool = False) -> int: ...
 
+    def resolve_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """{id: the id signals about it are kept under (its original if it is a duplicate)}
+        for each of these ids the store holds, in one query."""
+        ...
+
     def get_paper(self, paper_id: str) -> dict[str, Any] | None:
         """The whole paper: its columns, `authors` [{name, slug}], `categories` (primary
         first), `versions` [{version, date}], `sources` {source: extras}, `duplicates` [ids],
@@ -579,6 +584,10 @@ class ReadersStore(Protocol):
 
     def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
         """'up', 'down' or 'not_interested' (replacing the reader's earlier one)."""
+        ...
+
+    def set_reactions(self, reader_id: int, paper_ids: Sequence[str], reaction: str) -> None:
+        """set_reaction for many papers as one write (an import of a whole library)."""
         ...
 
     def clear_reaction(self, reader_id: int, paper_id: str) -> bool: ...

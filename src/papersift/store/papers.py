@@ -64,6 +64,15 @@ class PaperReads(Concern):
                 "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY id", (paper_id,))
         return paper
 
+    def resolve_ids(self, ids: Sequence[str]) -> dict[str, str]:
+        """For each of these ids the store holds: the id its signals are kept under (a
+        duplicate's original, else itself)."""
+        if not ids:
+            return {}
+        condition, params = self.db.any_of("id", sorted(set(ids)))
+        return dict(self.db.rows(f"SELECT id, coalesce(duplicate_of, id) FROM papers"
+                                 f" WHERE {condition}", params))
+
     def _categories_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
         condition, params = self.db.any_of("paper_id", sorted(set(ids)))
         found: dict[str, list[str]] = {}

@@ -190,6 +190,17 @@ class Readers(Concern):
                      " reaction = excluded.reaction, at = excluded.at",
                      (reader_id, paper_id, reaction, utc_now()))
 
+    def set_reactions(self, reader_id: int, paper_ids: Sequence[str], reaction: str) -> None:
+        if paper_ids:  # in id order: two writers of one reader cannot deadlock
+            now = utc_now()
+            with self.db.transaction():
+                self.db.executemany(
+                    "INSERT INTO reactions (reader_id, paper_id, reaction, at) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
+                    " reaction = excluded.reaction, at = excluded.at",
+                    [(reader_id, pid, reaction, now) for pid in sorted(set(paper_ids))])
+                self._bump(reader_id)
+
     def clear_reaction(self, reader_id: int, paper_id: str) -> bool:
         return self._signal(reader_id, "DELETE FROM reactions WHERE reader_id = ?"
                             " AND paper_id = ?", (reader_id, paper_id)) > 0

@@ -259,6 +259,17 @@ class Connector:
         self._closed = True
         self._conn.close()
 
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """A statement the server cut off by going away (a shutdown mid-query) fails as
+        StoreUnavailable, as the next one would, not as a driver error (a 500)."""
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if self._conn.broken or self._conn.closed:
+                raise StoreUnavailable(f"the database went away: {str(exc).strip()}") from exc
+            raise
+
 
 class PostgresDatabase(Database):
     """The dialect layer over the store's connection (`?` placeholders become `%s`)."""
@@ -273,21 +284,25 @@ class PostgresDatabase(Database):
         return self._connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
-        return self.conn.execute(to_format(sql), params).fetchall()
+        with self._connector.answering():
+            return self.conn.execute(to_format(sql), params).fetchall()
 
     def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.conn.cursor(row_factory=dict_row) as cursor:
+        with self._connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
             return cursor.execute(to_format(sql), params).fetchall()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return self.conn.execute(to_format(sql), params).rowcount
+        with self._connector.answering():
+            return self.conn.execute(to_format(sql), params).rowcount
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.conn.cursor() as cursor:
+        with self._connector.answering(), self.conn.cursor() as cursor:
             cursor.executemany(to_format(sql), rows)
 
-    def transaction(self) -> Any:
-        return transaction(self.conn)
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self._connector.answering(), transaction(self.conn) as conn:
+            yield conn
 
     def snapshot(self) -> Any:
         return snapshot(self.conn)
@@ -365,17 +380,19 @@ class Concern:
         return self._connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.conn.execute(sql, params).fetchall()
+        with self._connector.answering():
+            return self.conn.execute(sql, params).fetchall()
 
     def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.conn.cursor(row_factory=dict_row) as cursor:
+        with self._connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
             return cursor.execute(sql, params).fetchall()
 
     def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        return self.conn.execute(sql, params).fetchone()
+        with self._connector.answering():
+            return self.conn.execute(sql, params).fetchone()
 
     def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.conn.execute(sql, params).fetchone()
+        row = self.one(sql, params)
         return None if row is None else row[0]
 
 
