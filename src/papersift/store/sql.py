@@ -121,6 +121,17 @@ def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
         yield items[start:start + size]
 
 
+def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
+                ) -> list[Sequence[Any]]:
+    """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
+    leave), in key order: one statement may not upsert a row twice, and writers that take
+    rows in the same order cannot deadlock on them."""
+    last: dict[Any, Sequence[Any]] = {}
+    for row in rows:
+        last[key(row)] = row
+    return [last[k] for k in sorted(last)]
+
+
 def json_list(values: Sequence[Any]) -> str:
     """Values as one JSON array parameter (SQLite's `json_each` reads it)."""
     return json.dumps(list(values))

@@ -266,11 +266,11 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
 
     def __init__(self, connector: Connector, location: str) -> None:
-        self._connector, self.location = connector, location
+        self.connector, self.location = connector, location
 
     @property
     def conn(self) -> psycopg.Connection[Any]:
-        return self._connector.get()
+        return self.connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         return self.conn.execute(to_format(sql), params).fetchall()
@@ -377,17 +377,6 @@ class Concern:
     def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self.conn.execute(sql, params).fetchone()
         return None if row is None else row[0]
-
-
-def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
-                ) -> list[Sequence[Any]]:
-    """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
-    leave), in key order: one statement may not upsert a row twice, and writers that take
-    rows in the same order cannot deadlock on them."""
-    last: dict[Any, Sequence[Any]] = {}
-    for row in rows:
-        last[key(row)] = row
-    return [last[k] for k in sorted(last)]
 
 
 def insert_rows(conn: psycopg.Connection[Any], table: str, columns: Sequence[str],

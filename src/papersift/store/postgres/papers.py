@@ -13,10 +13,10 @@ from papersift.store.papers import COLUMNS, DUMPED, SELECT, PaperReads
 from papersift.store.postgres.db import (
     PAPERS_LOCK,
     SCHEMA,
-    dedupe_last,
     insert_rows,
     retrying,
 )
+from papersift.store.sql import dedupe_last
 
 _INSERTED = COLUMNS[1:]  # what a new paper's row gives (PreparedRecord.paper_row + 2)
 _INSERTED_TYPES = ("text", "int4", *["text"] * 16)

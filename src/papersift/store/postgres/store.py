@@ -30,7 +30,7 @@ class PostgresStore:
         self.db = db = PostgresDatabase(connector, url)
         self.papers = Papers(db)
         self.search = Search(connector, url)
-        self.embeddings = Embeddings(connector, url)
+        self.embeddings = Embeddings(db)
         self.summaries = Summaries(db)
         self.topics = Topics(db)
         self.pages = Pages(db)

@@ -27,7 +27,7 @@ class SQLiteStore:
         self.db = db = SQLiteDatabase(self.conn, self.path)
         self.papers = Papers(db)
         self.search = Search(self.conn, self.path)
-        self.embeddings = Embeddings(self.conn, self.path)
+        self.embeddings = Embeddings(db)
         self.summaries = Summaries(db)
         self.topics = Topics(db)
         self.pages = Pages(db)
