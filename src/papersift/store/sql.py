@@ -7,9 +7,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache
+from importlib import resources
 from typing import Any, TypeVar
 
+from papersift.store.contracts import StoreError
+
 T = TypeVar("T")
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 class Database:
@@ -109,6 +113,29 @@ class Database:
     def column(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """The first column of every row."""
         return [row[0] for row in self.rows(sql, params)]
+
+
+def read_migrations(package: str) -> list[tuple[int, str, str]]:
+    """(number, file name, SQL) for every migration in `package` (a backend's migrations
+    folder), in order."""
+    found = []
+    for entry in resources.files(package).iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort()
+    numbers = [n for n, _, _ in found]
+    if len(set(numbers)) != len(numbers):
+        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
+    return found
+
+
+def check_schema(applied: set[int], known: Sequence[tuple[int, str, str]]) -> None:
+    """Refuse a database that a newer papersift migrated (`applied`: its migrations' numbers)."""
+    newest = max((n for n, _, _ in known), default=0)
+    if applied and max(applied) > newest:
+        raise StoreError(f"database schema {max(applied)} is newer than this papersift "
+                         f"({newest}); upgrade papersift")
 
 
 def marks(items: Sequence[Any]) -> str:
