@@ -1,0 +1,41 @@
+"""What every SQL store holds: the portable concerns over its Database, built in one place."""
+
+from __future__ import annotations
+
+from typing import Self
+
+from papersift.store.delivery import Delivery
+from papersift.store.pages import Pages
+from papersift.store.readers import Readers
+from papersift.store.sql import Database
+from papersift.store.summaries import Summaries
+from papersift.store.tables import Tables
+from papersift.store.topics import Topics
+
+
+class SQLStore:
+    """A store over one Database (contract: store.contracts.Store). A new portable concern is
+    added here; a backend adds papers, search and embeddings, its data_version and close."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.location = db.location
+        self.summaries = Summaries(db)
+        self.topics = Topics(db)
+        self.pages = Pages(db)
+        self.readers = Readers(db)
+        self.delivery = Delivery(db)
+        self.tables = Tables(db)
+
+    def data_version(self) -> int:
+        """A number that moves whenever another connection commits (page caches check it)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
