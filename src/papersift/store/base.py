@@ -15,7 +15,8 @@ from papersift.store.topics import Topics
 
 class SQLStore:
     """A store over one Database (contract: store.contracts.Store). A new portable concern is
-    added here; a backend adds papers, search and embeddings, its data_version and close."""
+    added here; a backend adds papers, search and embeddings, data_version and close (which
+    leaving a `with` block calls)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -26,13 +27,6 @@ class SQLStore:
         self.readers = Readers(db)
         self.delivery = Delivery(db)
         self.tables = Tables(db)
-
-    def data_version(self) -> int:
-        """A number that moves whenever another connection commits (page caches check it)."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
 
     def __enter__(self) -> Self:
         return self
