@@ -9,6 +9,7 @@ from typing import Any
 from papersift.clock import utc_now
 from papersift.records.merge import source_kind
 from papersift.records.prepare import PreparedRecord
+from papersift.store.contracts import StoreError
 from papersift.store.sql import Concern
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
@@ -147,8 +148,7 @@ class PaperReads(Concern):
             dict[str, Any], dict[str, int], list[PreparedRecord], list[PreparedRecord],
             list[PreparedRecord]]:
         """For records whose source gave something new: the stored rows of their papers
-        (the backend's _current_rows), their authors' ids (its _author_ids creates the
-        missing ones), and the records as merges into stored papers, papers new to the store,
+        (the backend's _current_rows), their authors' ids (missing ones created), and the records as merges into stored papers, papers new to the store,
         and repeats of a new paper within the batch."""
         current = self._current_rows([p.id for p in todo])
         author_ids = self._author_ids(
@@ -171,10 +171,20 @@ class PaperReads(Concern):
         merges.sort(key=lambda item: current[item.id]["pk"])
         return current, author_ids, merges, fresh, repeats
 
-    def _new_slugs(self, missing: Sequence[str], wanted: dict[str, str], taken: set[str]
-                   ) -> list[tuple[str, str]]:
-        """(name, slug) for authors new to the store: the slug wanted (name -> slug), else the
-        first of slug-2, slug-3, ... that neither `taken` nor the store holds."""
+    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
+        """Ids for these author names (name -> its slug), creating the missing ones (the
+        backend's _add_authors) with the slug wanted, else the first of slug-2, slug-3, ...
+        that no author holds."""
+        names = [n for n in wanted if n]
+        if not names:
+            return {}
+        among, params = self.db.any_of("name", names)
+        ids = dict(self.db.rows(f"SELECT name, id FROM authors WHERE {among}", params))
+        missing = [n for n in names if n not in ids]
+        if not missing:
+            return ids
+        among, params = self.db.any_of("slug", list({wanted[n] for n in missing}))
+        taken = set(self.db.column(f"SELECT slug FROM authors WHERE {among}", params))
         new = []
         for name in missing:
             slug, n = wanted[name], 1
@@ -184,7 +194,10 @@ class PaperReads(Concern):
                 slug = f"{wanted[name]}-{n}"
             taken.add(slug)
             new.append((name, slug))
-        return new
+        ids.update(self._add_authors(new))
+        if len(ids) < len(names):  # only a writer that skipped the papers lock could do this
+            raise StoreError("authors were written by another writer at the same time")
+        return ids
 
     def _duplicated(self, items: Sequence[PreparedRecord]) -> dict[str, str]:
         """{id: the paper it duplicates} of these papers new to the store: the first stored

@@ -8,7 +8,7 @@ from typing import Any
 
 from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
-from papersift.store.contracts import StoreError, UpsertReport
+from papersift.store.contracts import UpsertReport
 from papersift.store.papers import COLUMNS, DUMPED, SELECT, PaperReads
 from papersift.store.postgres.db import (
     PAPERS_LOCK,
@@ -107,25 +107,11 @@ class Papers(PaperReads):
             f"{SELECT} WHERE id = ANY(?::text[]) ORDER BY id FOR UPDATE",
             (sorted(set(ids)),))}
 
-    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
-        """Ids for these author names (name -> its slug), creating the missing ones with
-        unique slugs (as the SQLite store chooses them)."""
-        names = [n for n in wanted if n]
-        if not names:
-            return {}
-        ids = dict(self.db.rows("SELECT name, id FROM authors WHERE name = ANY(?::text[])",
-                             (names,)))
-        missing = [n for n in names if n not in ids]
-        if not missing:
-            return ids
-        taken = {r[0] for r in self.db.rows("SELECT slug FROM authors WHERE slug = ANY(?::text[])",
-                                         (list({wanted[n] for n in missing}),))}
-        new_rows = self._new_slugs(missing, wanted, taken)
-        ids.update(insert_rows(self.conn, "authors", ("name", "slug"), ("text", "text"),
-                               new_rows, "ON CONFLICT DO NOTHING RETURNING name, id").fetchall())
-        if len(ids) < len(names):  # only a writer that skipped the papers lock could do this
-            raise StoreError("authors were written by another writer at the same time")
-        return ids
+    def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
+        """Store these (name, slug) authors; their ids by name (an author another writer
+        stored first is left out)."""
+        return dict(insert_rows(self.conn, "authors", ("name", "slug"), ("text", "text"), new,
+                                "ON CONFLICT DO NOTHING RETURNING name, id").fetchall())
 
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:

@@ -156,33 +156,14 @@ class Papers(PaperReads):
     def _row(self, paper_id: str) -> sqlite3.Row:
         return self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
 
-    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
-        """Ids for these author names (name -> its slug), creating the missing ones with
-        unique slugs."""
-        unique = [n for n in wanted if n]
-        ids: dict[str, int] = {}
-        for chunk in chunks(unique):
-            marks = ",".join("?" * len(chunk))
-            for author_id, name in self.conn.execute(
-                f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
-            ):
-                ids[name] = author_id
-        missing = [n for n in unique if n not in ids]
-        if not missing:
-            return ids
-        taken: set[str] = set()
-        for chunk in chunks(list({wanted[n] for n in missing})):
-            marks = ",".join("?" * len(chunk))
-            taken.update(r[0] for r in self.conn.execute(
-                f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
+    def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
+        """Store these (name, slug) authors; their ids by name."""
         # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
         # reading the new rows back.
         next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM authors").fetchone()[0]
-        new_rows = [(next_id + i, name, slug)
-                    for i, (name, slug) in enumerate(self._new_slugs(missing, wanted, taken))]
-        ids.update((name, author_id) for author_id, name, _ in new_rows)
-        self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", new_rows)
-        return ids
+        rows = [(next_id + i, name, slug) for i, (name, slug) in enumerate(new)]
+        self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", rows)
+        return {name: author_id for author_id, name, _ in rows}
 
     def _insert_papers(
         self, items: list[PreparedRecord], author_ids: dict[str, int], report: UpsertReport
