@@ -8,6 +8,8 @@ from typing import Any
 
 from papersift.clock import utc_now
 from papersift.records.merge import source_kind
+from papersift.records.prepare import PreparedRecord
+from papersift.store.contracts import StoreError
 from papersift.store.sql import Concern
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
@@ -30,7 +32,7 @@ DUMPED = {
 
 class PaperReads(Concern):
     """The reads of PapersStore, written once; each backend's Papers adds the writes (its
-    batch upsert and bulk load) and what its stats and dump add."""
+    batch upsert and bulk load, over the shared steps below) and what its stats and dump add."""
 
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
         return int(self.db.value(
@@ -149,3 +151,87 @@ class PaperReads(Concern):
             paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
             paper["links"] = json.loads(paper["links"])
             yield paper
+
+    # ------------------------------------------- steps both backends' upserts take
+    def _plan(self, todo: Sequence[PreparedRecord]) -> tuple[
+            dict[str, Any], dict[str, int], list[PreparedRecord], list[PreparedRecord],
+            list[PreparedRecord]]:
+        """For records whose source gave something new: the stored rows of their papers
+        (the backend's _current_rows), their authors' ids (missing ones created), and the records as merges into stored papers, papers new to the store,
+        and repeats of a new paper within the batch."""
+        current = self._current_rows([p.id for p in todo])
+        author_ids = self._author_ids(
+            dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
+                     strict=True)))
+        fresh: list[PreparedRecord] = []
+        fresh_ids: set[str] = set()
+        merges: list[PreparedRecord] = []
+        repeats: list[PreparedRecord] = []
+        for item in todo:
+            if item.id in current:
+                merges.append(item)
+            elif item.id in fresh_ids:
+                repeats.append(item)
+            else:
+                fresh.append(item)
+                fresh_ids.add(item.id)
+        # Stored papers in pk order (writers lock rows in one order; SQLite's FTS5 flushes its
+        # pending terms whenever a write goes to a lower rowid than the last one, ~10 ms each).
+        merges.sort(key=lambda item: current[item.id]["pk"])
+        return current, author_ids, merges, fresh, repeats
+
+    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
+        """Ids for these author names (name -> its slug), creating the missing ones (the
+        backend's _add_authors) with the slug wanted, else the first of slug-2, slug-3, ...
+        that no author holds."""
+        names = [n for n in wanted if n]
+        if not names:
+            return {}
+        among, params = self.db.any_of("name", names)
+        ids = dict(self.db.rows(f"SELECT name, id FROM authors WHERE {among}", params))
+        missing = [n for n in names if n not in ids]
+        if not missing:
+            return ids
+        among, params = self.db.any_of("slug", list({wanted[n] for n in missing}))
+        taken = set(self.db.column(f"SELECT slug FROM authors WHERE {among}", params))
+        new = []
+        for name in missing:
+            slug, n = wanted[name], 1
+            while slug in taken or (n > 1 and self.db.value(
+                    "SELECT 1 FROM authors WHERE slug = ?", (slug,))):
+                n += 1
+                slug = f"{wanted[name]}-{n}"
+            taken.add(slug)
+            new.append((name, slug))
+        ids.update(self._add_authors(new))
+        if len(ids) < len(names):  # only a writer that skipped the papers lock could do this
+            raise StoreError("authors were written by another writer at the same time")
+        return ids
+
+    def _duplicated(self, items: Sequence[PreparedRecord]) -> dict[str, str]:
+        """{id: the paper it duplicates} of these papers new to the store: the first stored
+        live paper with its lowercased DOI, else with its title key, else the first of these
+        items before it with either."""
+        by_doi: dict[str, str] = {}
+        by_key: dict[str, str] = {}
+        dois = sorted({p.doi_key for p in items if p.doi_key})
+        keys = sorted({p.norm_key for p in items if p.norm_key})
+        for found, column, wanted in ((by_doi, "lower(doi)", dois), (by_key, "norm_key", keys)):
+            if wanted:
+                among, params = self.db.any_of(column, wanted)
+                for paper_id, value in self.db.rows(
+                        f"SELECT id, {column} FROM papers WHERE {among}"
+                        " AND duplicate_of IS NULL ORDER BY pk DESC", params):
+                    found[value] = paper_id  # DESC order: the earliest stored one is written last
+        originals = {}
+        for item in items:
+            doi, key = item.doi_key, item.norm_key
+            original = (by_doi.get(doi) if doi else None) or (by_key.get(key) if key else None)
+            if original:
+                originals[item.id] = original
+            else:  # later papers in this batch with the same DOI or title key link to this one
+                if doi:
+                    by_doi.setdefault(doi, item.id)
+                if key:
+                    by_key.setdefault(key, item.id)
+        return originals

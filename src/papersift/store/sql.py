@@ -7,9 +7,13 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from functools import lru_cache
+from importlib import resources
 from typing import Any, TypeVar
 
+from papersift.store.contracts import StoreError
+
 T = TypeVar("T")
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 class Database:
@@ -111,6 +115,29 @@ class Database:
         return [row[0] for row in self.rows(sql, params)]
 
 
+def read_migrations(package: str) -> list[tuple[int, str, str]]:
+    """(number, file name, SQL) for every migration in `package` (a backend's migrations
+    folder), in order."""
+    found = []
+    for entry in resources.files(package).iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort()
+    numbers = [n for n, _, _ in found]
+    if len(set(numbers)) != len(numbers):
+        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
+    return found
+
+
+def check_schema(applied: set[int], known: Sequence[tuple[int, str, str]]) -> None:
+    """Refuse a database that a newer papersift migrated (`applied`: its migrations' numbers)."""
+    newest = max((n for n, _, _ in known), default=0)
+    if applied and max(applied) > newest:
+        raise StoreError(f"database schema {max(applied)} is newer than this papersift "
+                         f"({newest}); upgrade papersift")
+
+
 def marks(items: Sequence[Any]) -> str:
     """'?, ?, ?' for a VALUES list or row value of these items."""
     return ", ".join("?" * len(items))
@@ -119,6 +146,17 @@ def marks(items: Sequence[Any]) -> str:
 def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
+
+
+def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
+                ) -> list[Sequence[Any]]:
+    """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
+    leave), in key order: one statement may not upsert a row twice, and writers that take
+    rows in the same order cannot deadlock on them."""
+    last: dict[Any, Sequence[Any]] = {}
+    for row in rows:
+        last[key(row)] = row
+    return [last[k] for k in sorted(last)]
 
 
 def json_list(values: Sequence[Any]) -> str:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import random
-import re
 import select
 import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from importlib import resources
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -23,11 +22,10 @@ from psycopg.types import TypeInfo
 from papersift.clock import utc_now
 from papersift.store import redact_url as redact
 from papersift.store.contracts import StoreError, StoreUnavailable
-from papersift.store.sql import Database, to_format
+from papersift.store.sql import Database, check_schema, read_migrations, to_format
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # Advisory lock keys (arbitrary, papersift's own): one for migrating, one that paper upserts
 # take in turn (see Papers.upsert_papers).
 MIGRATE_LOCK = 0x7061_7065_7273_0001
@@ -36,18 +34,8 @@ PAPERS_LOCK = 0x7061_7065_7273_0002
 _RETRIES = 5
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """(number, file name, SQL) for every packaged migration, in order."""
-    found = []
-    for entry in resources.files("papersift.store.postgres.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    found.sort()
-    numbers = [n for n, _, _ in found]
-    if len(set(numbers)) != len(numbers):
-        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
-    return found
+# (number, file name, SQL) of every packaged migration, in order.
+migrations = partial(read_migrations, "papersift.store.postgres.migrations")
 
 
 def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
@@ -89,10 +77,7 @@ def _applied(conn: psycopg.Connection[Any]) -> set[int]:
 
 def _check_version(conn: psycopg.Connection[Any]) -> set[int]:
     applied = _applied(conn)
-    newest = max((n for n, _, _ in migrations()), default=0)
-    if applied and max(applied) > newest:
-        raise StoreError(f"database schema {max(applied)} is newer than this papersift "
-                         f"({newest}); upgrade papersift")
+    check_schema(applied, migrations())
     return applied
 
 
@@ -277,11 +262,11 @@ class PostgresDatabase(Database):
     dialect = "postgresql"
 
     def __init__(self, connector: Connector, location: str) -> None:
-        self._connector, self.location = connector, location
+        self.connector, self.location = connector, location
 
     @property
     def conn(self) -> psycopg.Connection[Any]:
-        return self._connector.get()
+        return self.connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
         with self._connector.answering():
@@ -394,17 +379,6 @@ class Concern:
     def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
         row = self.one(sql, params)
         return None if row is None else row[0]
-
-
-def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
-                ) -> list[Sequence[Any]]:
-    """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
-    leave), in key order: one statement may not upsert a row twice, and writers that take
-    rows in the same order cannot deadlock on them."""
-    last: dict[Any, Sequence[Any]] = {}
-    for row in rows:
-        last[key(row)] = row
-    return [last[k] for k in sorted(last)]
 
 
 def insert_rows(conn: psycopg.Connection[Any], table: str, columns: Sequence[str],

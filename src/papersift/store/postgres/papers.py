@@ -8,15 +8,15 @@ from typing import Any
 
 from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
-from papersift.store.contracts import StoreError, UpsertReport
+from papersift.store.contracts import UpsertReport
 from papersift.store.papers import COLUMNS, DUMPED, SELECT, PaperReads
 from papersift.store.postgres.db import (
     PAPERS_LOCK,
     SCHEMA,
-    dedupe_last,
     insert_rows,
     retrying,
 )
+from papersift.store.sql import dedupe_last
 
 _INSERTED = COLUMNS[1:]  # what a new paper's row gives (PreparedRecord.paper_row + 2)
 _INSERTED_TYPES = ("text", "int4", *["text"] * 16)
@@ -78,23 +78,7 @@ class Papers(PaperReads):
         report.unchanged += len(items) - len(todo)
         if not todo:
             return
-        current = self._current_rows([p.id for p in todo])
-        author_ids = self._author_ids(
-            dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
-                     strict=True)))
-        fresh: list[PreparedRecord] = []
-        fresh_ids: set[str] = set()
-        merges: list[PreparedRecord] = []
-        repeats: list[PreparedRecord] = []
-        for item in todo:
-            if item.id in current:
-                merges.append(item)
-            elif item.id in fresh_ids:
-                repeats.append(item)
-            else:
-                fresh.append(item)
-                fresh_ids.add(item.id)
-        merges.sort(key=lambda item: current[item.id]["pk"])
+        current, author_ids, merges, fresh, repeats = self._plan(todo)
         self._merge_all(merges, current, sources, author_ids, report)
         repeats = self._insert_papers(fresh, author_ids, report) + repeats
         if repeats:
@@ -123,49 +107,11 @@ class Papers(PaperReads):
             f"{SELECT} WHERE id = ANY(?::text[]) ORDER BY id FOR UPDATE",
             (sorted(set(ids)),))}
 
-    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
-        """Ids for these author names (name -> its slug), creating the missing ones with
-        unique slugs (as the SQLite store chooses them)."""
-        names = [n for n in wanted if n]
-        if not names:
-            return {}
-        ids = dict(self.db.rows("SELECT name, id FROM authors WHERE name = ANY(?::text[])",
-                             (names,)))
-        missing = [n for n in names if n not in ids]
-        if not missing:
-            return ids
-        taken = {r[0] for r in self.db.rows("SELECT slug FROM authors WHERE slug = ANY(?::text[])",
-                                         (list({wanted[n] for n in missing}),))}
-        new_rows = []
-        for name in missing:
-            slug, n = wanted[name], 1
-            while slug in taken or (n > 1 and self.db.value(
-                    "SELECT 1 FROM authors WHERE slug = ?", (slug,))):
-                n += 1
-                slug = f"{wanted[name]}-{n}"
-            taken.add(slug)
-            new_rows.append((name, slug))
-        ids.update(insert_rows(self.conn, "authors", ("name", "slug"), ("text", "text"),
-                               new_rows, "ON CONFLICT DO NOTHING RETURNING name, id").fetchall())
-        if len(ids) < len(names):  # only a writer that skipped the papers lock could do this
-            raise StoreError("authors were written by another writer at the same time")
-        return ids
-
-    def _originals(self, dois: set[str], keys: set[str]) -> tuple[dict[str, str], dict[str, str]]:
-        """First stored (non-duplicate) paper per lowercased DOI and per title key."""
-        by_doi: dict[str, str] = {}
-        by_key: dict[str, str] = {}
-        if dois:
-            for paper_id, doi in self.db.rows(
-                    "SELECT id, lower(doi) FROM papers WHERE lower(doi) = ANY(?::text[])"
-                    " AND duplicate_of IS NULL ORDER BY pk DESC", (sorted(dois),)):
-                by_doi[doi] = paper_id  # DESC order: the earliest stored one is written last
-        if keys:
-            for paper_id, key in self.db.rows(
-                    "SELECT id, norm_key FROM papers WHERE norm_key = ANY(?::text[])"
-                    " AND duplicate_of IS NULL ORDER BY pk DESC", (sorted(keys),)):
-                by_key[key] = paper_id
-        return by_doi, by_key
+    def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
+        """Store these (name, slug) authors; their ids by name (an author another writer
+        stored first is left out)."""
+        return dict(insert_rows(self.conn, "authors", ("name", "slug"), ("text", "text"), new,
+                                "ON CONFLICT DO NOTHING RETURNING name, id").fetchall())
 
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:
@@ -173,20 +119,8 @@ class Papers(PaperReads):
         Returns those another writer stored first (to be merged instead)."""
         if not items:
             return []
-        by_doi, by_key = self._originals(
-            {p.doi_key for p in items if p.doi_key}, {p.norm_key for p in items if p.norm_key})
-        rows, originals = [], {}
-        for item in items:
-            doi, key = item.doi_key, item.norm_key
-            original = (by_doi.get(doi) if doi else None) or (by_key.get(key) if key else None)
-            if original:
-                originals[item.id] = original
-            else:  # later papers in this batch with the same DOI or title key link to this one
-                if doi:
-                    by_doi.setdefault(doi, item.id)
-                if key:
-                    by_key.setdefault(key, item.id)
-            rows.append((*item.paper_row, original, item.sort_date))
+        originals = self._duplicated(items)
+        rows = [(*item.paper_row, originals.get(item.id), item.sort_date) for item in items]
         inserted = {r[0] for r in insert_rows(
             self.conn, "papers", _INSERTED, _INSERTED_TYPES, rows,
             "ON CONFLICT (id) DO NOTHING RETURNING id").fetchall()}

@@ -6,37 +6,25 @@ from typing import Any
 
 import psycopg
 
-from papersift.store.delivery import Delivery
-from papersift.store.pages import Pages
+from papersift.store.base import SQLStore
 from papersift.store.postgres.db import Connector, PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
-from papersift.store.readers import Readers
-from papersift.store.summaries import Summaries
-from papersift.store.tables import Tables
-from papersift.store.topics import Topics
 
 
-class PostgresStore:
+class PostgresStore(SQLStore):
     """One PostgreSQL database (contract: store.contracts.Store); concerns share one connection.
 
     `location` is the URL it was opened with (passwords included: helper processes open it
     again; print it through db.redact)."""
 
     def __init__(self, url: str, readonly: bool = False) -> None:
-        self.location = url
         self._connector = connector = Connector(url, readonly=readonly)
-        self.db = db = PostgresDatabase(connector, url)
+        super().__init__(db := PostgresDatabase(connector, url))
         self.papers = Papers(db)
         self.search = Search(connector, url)
-        self.embeddings = Embeddings(connector, url)
-        self.summaries = Summaries(db)
-        self.topics = Topics(db)
-        self.pages = Pages(db)
-        self.readers = Readers(db)
-        self.delivery = Delivery(db)
-        self.tables = Tables(db)
+        self.embeddings = Embeddings(db)
 
     @property
     def conn(self) -> psycopg.Connection[Any]:
@@ -49,9 +37,3 @@ class PostgresStore:
 
     def close(self) -> None:
         self._connector.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

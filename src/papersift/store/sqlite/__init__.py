@@ -5,35 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
-from papersift.store.delivery import Delivery
-from papersift.store.pages import Pages
-from papersift.store.readers import Readers
+from papersift.store.base import SQLStore
 from papersift.store.sqlite.db import SQLiteDatabase, connect
 from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
-from papersift.store.summaries import Summaries
-from papersift.store.tables import Tables
-from papersift.store.topics import Topics
 
 
-class SQLiteStore:
+class SQLiteStore(SQLStore):
     """One SQLite database (contract: store.contracts.Store); concerns share one connection."""
 
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.location = str(self.path)
         self.conn = connect(self.path, readonly=readonly)
-        self.db = db = SQLiteDatabase(self.conn, self.path)
+        super().__init__(db := SQLiteDatabase(self.conn, self.path))
         self.papers = Papers(db)
         self.search = Search(self.conn, self.path)
-        self.embeddings = Embeddings(self.conn, self.path)
-        self.summaries = Summaries(db)
-        self.topics = Topics(db)
-        self.pages = Pages(db)
-        self.readers = Readers(db)
-        self.delivery = Delivery(db)
-        self.tables = Tables(db)
+        self.embeddings = Embeddings(db)
 
     def data_version(self) -> int:
         """Moves whenever another connection commits: the web page cache's validity check."""
@@ -41,12 +29,6 @@ class SQLiteStore:
 
     def close(self) -> None:
         self.conn.close()
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_sqlite(location: str, readonly: bool = False) -> SQLiteStore:

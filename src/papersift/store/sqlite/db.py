@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from importlib import resources
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.contracts import StoreError
-from papersift.store.sql import Database, json_list
+from papersift.store.sql import Database, check_schema, json_list, read_migrations
+from papersift.store.sql import chunks as chunks  # what the search modules use
+from papersift.store.sql import marks as marks
 
-T = TypeVar("T")
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 PAGE_SIZE = 8192  # bytes, for databases created from now on
-# SQLite's default limit on bound variables is generous, but keep IN lists short.
-CHUNK = 500
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """(number, file name, SQL) for every packaged migration, in order."""
-    found = []
-    for entry in resources.files("papersift.store.sqlite.migrations").iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    found.sort()
-    numbers = [n for n, _, _ in found]
-    if len(set(numbers)) != len(numbers):
-        raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")
-    return found
+# (number, file name, SQL) of every packaged migration, in order.
+migrations = partial(read_migrations, "papersift.store.sqlite.migrations")
 
 
 def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
@@ -69,11 +55,7 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     )
     applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
     known = migrations()
-    newest = max((n for n, _, _ in known), default=0)
-    if applied and max(applied) > newest:
-        raise StoreError(
-            f"database schema {max(applied)} is newer than this papersift ({newest}); upgrade papersift"
-        )
+    check_schema(applied, known)
     done = []
     for number, name, sql in known:
         if number in applied:
@@ -120,16 +102,6 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-
-
-def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
-def marks(items: Sequence[Any]) -> str:
-    """'?,?,?' for an IN list of these items."""
-    return ",".join("?" * len(items))
 
 
 @contextmanager

@@ -98,29 +98,9 @@ class Papers(PaperReads):
         report.unchanged += len(items) - len(todo)
         if not todo:
             return
-        current = self._current_rows([p.id for p in todo])
-        author_ids = self._author_ids(
-            dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
-                     strict=True)))
-
+        _, author_ids, merges, fresh, repeats = self._plan(todo)
         # Papers new to the store go in with one executemany per table (the common bulk case);
         # a paper already stored, or repeated within the batch, is merged one by one.
-        fresh: list[PreparedRecord] = []
-        fresh_ids: set[str] = set()
-        merges: list[PreparedRecord] = []
-        repeats: list[PreparedRecord] = []
-        for item in todo:
-            if item.id in current:
-                merges.append(item)
-            elif item.id in fresh_ids:
-                repeats.append(item)
-            else:
-                fresh.append(item)
-                fresh_ids.add(item.id)
-        # Stored papers first, in rowid order, then the new ones (higher rowids): FTS5 must
-        # flush its pending terms to a new segment whenever a write goes to a lower rowid
-        # than the last one, and one out-of-order update per merge cost ~10 ms each.
-        merges.sort(key=lambda item: current[item.id]["pk"])
         for item in merges:
             self._merge(item, author_ids, report)
         self._insert_papers(fresh, author_ids, report)
@@ -176,61 +156,14 @@ class Papers(PaperReads):
     def _row(self, paper_id: str) -> sqlite3.Row:
         return self.conn.execute("SELECT * FROM papers WHERE id = ?", (paper_id,)).fetchone()
 
-    def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
-        """Ids for these author names (name -> its slug), creating the missing ones with
-        unique slugs."""
-        unique = [n for n in wanted if n]
-        ids: dict[str, int] = {}
-        for chunk in chunks(unique):
-            marks = ",".join("?" * len(chunk))
-            for author_id, name in self.conn.execute(
-                f"SELECT id, name FROM authors WHERE name IN ({marks})", chunk
-            ):
-                ids[name] = author_id
-        missing = [n for n in unique if n not in ids]
-        if not missing:
-            return ids
-        taken: set[str] = set()
-        for chunk in chunks(list({wanted[n] for n in missing})):
-            marks = ",".join("?" * len(chunk))
-            taken.update(r[0] for r in self.conn.execute(
-                f"SELECT slug FROM authors WHERE slug IN ({marks})", chunk))
+    def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
+        """Store these (name, slug) authors; their ids by name."""
         # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
         # reading the new rows back.
         next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM authors").fetchone()[0]
-        new_rows = []
-        for name in missing:
-            slug, n = wanted[name], 1
-            while slug in taken or (n > 1 and self.conn.execute(
-                    "SELECT 1 FROM authors WHERE slug = ?", (slug,)).fetchone()):
-                n += 1
-                slug = f"{wanted[name]}-{n}"
-            taken.add(slug)
-            new_rows.append((next_id, name, slug))
-            ids[name] = next_id
-            next_id += 1
-        self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", new_rows)
-        return ids
-
-    def _originals(self, dois: set[str], keys: set[str]) -> tuple[dict[str, str], dict[str, str]]:
-        """First stored (non-duplicate) paper per lowercased DOI and per title key."""
-        by_doi: dict[str, str] = {}
-        by_key: dict[str, str] = {}
-        for chunk in chunks(sorted(dois)):
-            marks = ",".join("?" * len(chunk))
-            for paper_id, doi in self.conn.execute(
-                f"SELECT id, lower(doi) FROM papers WHERE lower(doi) IN ({marks})"
-                " AND duplicate_of IS NULL ORDER BY pk DESC", chunk,
-            ):
-                by_doi[doi] = paper_id  # DESC order: the earliest stored one is written last
-        for chunk in chunks(sorted(keys)):
-            marks = ",".join("?" * len(chunk))
-            for paper_id, key in self.conn.execute(
-                f"SELECT id, norm_key FROM papers WHERE norm_key IN ({marks})"
-                " AND duplicate_of IS NULL ORDER BY pk DESC", chunk,
-            ):
-                by_key[key] = paper_id
-        return by_doi, by_key
+        rows = [(next_id + i, name, slug) for i, (name, slug) in enumerate(new)]
+        self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", rows)
+        return {name: author_id for author_id, name, _ in rows}
 
     def _insert_papers(
         self, items: list[PreparedRecord], author_ids: dict[str, int], report: UpsertReport
@@ -238,26 +171,13 @@ class Papers(PaperReads):
         """Insert papers new to the store, linking each to an earlier paper it duplicates."""
         if not items:
             return
-        by_doi, by_key = self._originals(
-            {p.doi_key for p in items if p.doi_key}, {p.norm_key for p in items if p.norm_key})
-        rows, people, categories, versions = [], [], [], []
-        for item in items:
-            doi, key = item.doi_key, item.norm_key
-            original = (by_doi.get(doi) if doi else None) or (by_key.get(key) if key else None)
-            if original:
-                report.duplicates.append((item.id, original))
-            else:
-                # Later papers in this batch with the same DOI or title key link to this one.
-                if doi:
-                    by_doi.setdefault(doi, item.id)
-                if key:
-                    by_key.setdefault(key, item.id)
-            rows.append((*item.paper_row, original, item.sort_date))
-            paper_id = item.id
-            people += [(paper_id, i, author_ids[name]) for i, name in enumerate(item.authors)]
-            categories += item.category_rows
-            versions += item.version_rows
-            report.new.append(paper_id)
+        originals = self._duplicated(items)
+        report.duplicates += [(p.id, originals[p.id]) for p in items if p.id in originals]
+        report.new += [p.id for p in items]
+        rows = [(*p.paper_row, originals.get(p.id), p.sort_date) for p in items]
+        people = [(p.id, i, author_ids[name]) for p in items for i, name in enumerate(p.authors)]
+        categories = [row for p in items for row in p.category_rows]
+        versions = [row for p in items for row in p.version_rows]
         first_pk = self.conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM papers").fetchone()[0]
         self.conn.executemany(
             "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"

@@ -1,0 +1,127 @@
+"""Embeddings per paper and model as both backends keep them, keyed by a hash of the embedded text; each backend says how a vector is stored and read, and finds nearest papers its own way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from papersift.clock import utc_now
+from papersift.store.sql import Concern, dedupe_last
+
+
+class Embeddings(Concern):
+    """The EmbeddingsStore contract written once, over how a backend's vectors travel
+    (_vector_param, _vector_rows, _matrix); each backend adds its nearest-neighbour search
+    and what it says of a vector index."""
+
+    # ------------------------------------------------------- what a backend provides
+    def _vector_param(self, vector: np.ndarray) -> Any:
+        """A vector as this backend's parameter for the `vector` column."""
+        raise NotImplementedError
+
+    def _vector_rows(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
+        """Every row of a query that reads `vector` columns, as _matrix takes them."""
+        return self.db.rows(sql, params)
+
+    def _matrix(self, vectors: Sequence[Any]) -> np.ndarray:
+        """Vectors as read, one float32 row each; (0, 0) for none."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- the contract
+    def iter_embedding_inputs(
+        self, model: str, batch: int = 512
+    ) -> Iterator[list[tuple[str, str, str, str | None]]]:
+        """Batches of (paper_id, title, abstract, stored text_hash or None) for every paper
+        that is not a duplicate; the stage decides what is missing or stale by the hash."""
+        last = 0
+        while True:
+            rows = self.db.rows(
+                "SELECT p.pk, p.id, p.title, p.abstract, e.text_hash FROM papers p"
+                " LEFT JOIN embeddings e ON e.paper_id = p.id AND e.model = ?"
+                " WHERE p.pk > ? AND p.duplicate_of IS NULL ORDER BY p.pk LIMIT ?",
+                (model, last, batch))
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [(r[1], r[2], r[3], r[4]) for r in rows]
+
+    def put_embeddings(self, model: str, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
+        """Store (paper_id, text_hash, vector) rows in one transaction, replacing older ones."""
+        if not rows:
+            return
+        now = utc_now()
+        # The last row of a paper wins, as row by row; writers taking papers in one order
+        # cannot deadlock on them.
+        values = [(pid, model, text_hash, int(np.asarray(vec).shape[0]),
+                   self._vector_param(vec), now)
+                  for pid, text_hash, vec in dedupe_last(rows, key=lambda r: r[0])]
+        with self.db.transaction():
+            self.db.executemany(
+                "INSERT INTO embeddings (paper_id, model, text_hash, dim, vector, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (paper_id, model) DO UPDATE SET"
+                " text_hash = excluded.text_hash, dim = excluded.dim, vector = excluded.vector,"
+                " created_at = excluded.created_at", values)
+
+    def embedding_matrix(
+        self, model: str, ids: Sequence[str] | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
+        sql = ("SELECT e.paper_id, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+               " WHERE e.model = ? AND p.duplicate_of IS NULL")
+        params: list[Any] = [model]
+        if ids is not None:  # a few papers: look them up, do not read every vector
+            among, wanted = self.db.any_of("e.paper_id", list(dict.fromkeys(ids)))
+            sql, params = f"{sql} AND {among}", [model, *wanted]
+        rows = self._vector_rows(sql + " ORDER BY p.pk", params)
+        return [r[0] for r in rows], self._matrix([r[1] for r in rows])
+
+    def get_embedding(self, paper_id: str, model: str) -> np.ndarray | None:
+        rows = self._vector_rows("SELECT vector FROM embeddings WHERE paper_id = ? AND model = ?",
+                                 (paper_id, model))
+        return self._matrix([rows[0][0]])[0].copy() if rows else None
+
+    def has_embedding(self, paper_id: str) -> bool:
+        """Whether the embed stage has reached this paper (similar papers need it)."""
+        return self.db.value("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
+                             (paper_id,)) is not None
+
+    def embedding_models(self) -> list[str]:
+        """Models that have stored embeddings, most vectors first."""
+        return self.db.column(
+            "SELECT model, count(*) FROM embeddings GROUP BY model ORDER BY 2 DESC, 1")
+
+    def count_embeddings(self, model: str) -> int:
+        return int(self.db.value("SELECT count(*) FROM embeddings WHERE model = ?", (model,)))
+
+    # -- for the nearest-neighbour index, which is keyed by papers.pk
+    def embedding_state(self, model: str) -> dict[int, str]:
+        """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
+        return dict(self.db.rows(
+            "SELECT p.pk, e.text_hash FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+            " WHERE e.model = ? AND p.duplicate_of IS NULL", (model,)))
+
+    def embedding_vectors(
+        self, model: str, pks: Sequence[int]
+    ) -> tuple[list[int], np.ndarray]:
+        """(pks found, float32 matrix) for these papers.pk values, in the order asked."""
+        wanted = list(pks)
+        among, params = self.db.any_of("p.pk", wanted, "bigint")
+        found = dict(self._vector_rows(
+            "SELECT p.pk, e.vector FROM papers p JOIN embeddings e ON e.paper_id = p.id"
+            f" AND e.model = ? WHERE {among}", (model, *params)))
+        order = [pk for pk in wanted if pk in found]
+        return order, self._matrix([found[pk] for pk in order])
+
+    # -- a backend without a vector index of its own (the search layer keeps one: search/ann.py)
+    def indexes_vectors(self) -> bool:
+        return False
+
+    def drop_vector_index(self) -> bool:
+        """Nothing to drop: the local index file is built after the vectors are written."""
+        return False
+
+    def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
+        """Nothing to build here (search/ann.py builds the local index file)."""
+        return None
