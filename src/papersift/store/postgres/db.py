@@ -269,24 +269,24 @@ class PostgresDatabase(Database):
         return self.connector.get()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
-        with self._connector.answering():
+        with self.connector.answering():
             return self.conn.execute(to_format(sql), params).fetchall()
 
     def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self._connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
+        with self.connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
             return cursor.execute(to_format(sql), params).fetchall()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        with self._connector.answering():
+        with self.connector.answering():
             return self.conn.execute(to_format(sql), params).rowcount
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self._connector.answering(), self.conn.cursor() as cursor:
+        with self.connector.answering(), self.conn.cursor() as cursor:
             cursor.executemany(to_format(sql), rows)
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        with self._connector.answering(), transaction(self.conn) as conn:
+        with self.connector.answering(), transaction(self.conn) as conn:
             yield conn
 
     def snapshot(self) -> Any:
