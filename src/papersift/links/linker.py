@@ -1,0 +1,246 @@
+"""Links from a paper to the earlier paper whose named artefact it uses, built day by day.
+
+The papers are read in the order they were announced, one day at a time (papers of the same
+day never link to each other). On each day:
+
+1. a paper that coins a name (names.coined_names) starts an artefact, unless the name is old:
+   in the stoplist (names many papers of earlier years used) or already used by more than
+   `max_prior_refs` earlier papers that no artefact explains (GRPO, PPO);
+2. a paper that mentions the name of an earlier artefact without defining it is linked to it
+   when their meanings are close enough (cosine of the papers' unit vectors, plus a bonus for
+   a shared category). Where a name belongs to several artefacts (two "SPPO"s) the closest
+   wins; when two are within `ambiguous_margin` the link is kept as ambiguous, not shown as a
+   link. A paper that coins a name an earlier artefact holds is a follow-up of it only when
+   very close (`same_artefact_similarity`), else a new artefact of the same name.
+
+The state after a run is what the next run starts from, so `update(state, new papers)` gives
+exactly the links a full build over all papers would give for them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from papersift.links.names import Coined, clean, coined_names, mentioned_names
+
+
+@dataclass(frozen=True)
+class Paper:
+    """What the linker reads of a paper."""
+
+    id: str
+    title: str
+    abstract: str
+    categories: tuple[str, ...]
+    announced: str  # YYYY-MM-DD
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """A named method, dataset, benchmark or model, and the paper that coined it."""
+
+    name: str
+    origin: str
+    day: str
+    categories: tuple[str, ...]
+    how: str  # title, intro or acronym
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.origin}"
+
+
+@dataclass(frozen=True)
+class Link:
+    """`source` (a later paper) builds on or compares with `target`'s artefact `name`."""
+
+    source: str
+    target: str
+    name: str
+    day: str
+    similarity: float
+    status: str = "linked"  # or "ambiguous": shown as such, never as a link
+    alternatives: tuple[str, ...] = ()  # the other origins an ambiguous link could mean
+
+
+@dataclass(frozen=True)
+class LinkParams:
+    min_similarity: float = 0.30
+    category_bonus: float = 0.05
+    ambiguous_margin: float = 0.03
+    same_artefact_similarity: float = 0.70
+    max_prior_refs: int = 2
+    # A name mentioned by this many earlier papers in the older corpus is an old name.
+    stoplist_min_papers: int = 3
+
+
+@dataclass
+class LinkState:
+    """Everything the next day's run needs: artefacts with their origins' vectors, and how many
+    papers used each name that no artefact explains."""
+
+    artefacts: dict[str, list[Artefact]] = field(default_factory=dict)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)  # by artefact key, as fetched
+    refs: dict[str, int] = field(default_factory=dict)
+    last_day: str = ""
+    papers: int = 0
+
+
+@dataclass
+class LinkResult:
+    artefacts: list[Artefact]
+    links: list[Link]
+
+
+# Unit vectors of papers by id (row i for ids[i]); asked only for the papers a decision needs:
+# the store's embedding_vectors, an array lookup, or an embedder with a cache.
+VectorSource = Callable[[Sequence[str]], np.ndarray]
+
+
+def array_source(ids: Sequence[str], matrix: np.ndarray) -> VectorSource:
+    """A VectorSource over an in-memory matrix (row i is the vector of ids[i])."""
+    row = {pid: i for i, pid in enumerate(ids)}
+
+    def vectors(wanted: Sequence[str]) -> np.ndarray:
+        return matrix[[row[pid] for pid in wanted]]
+    return vectors
+
+
+@dataclass
+class _Read:
+    paper: Paper
+    coined: list[Coined]
+    mentions: set[str]
+    vector: np.ndarray | None = None
+
+
+def read_paper(paper: Paper) -> tuple[list[Coined], set[str]]:
+    """The names a paper coins and the names it mentions (cleaned of LaTeX first)."""
+    title, abstract = clean(paper.title), clean(paper.abstract)
+    coined = [c for c in coined_names(title, abstract) if _coinable(c.name)]
+    return coined, mentioned_names(title, abstract)
+
+
+def _coinable(name: str) -> bool:
+    # "GRPO-based" after "we propose a" is a use of GRPO, not a new name.
+    head, _, tail = name.partition("-")
+    return not (tail and tail.islower())
+
+
+def update(state: LinkState, papers: Sequence[Paper], vectors: VectorSource,
+           stoplist: frozenset[str] = frozenset(), params: LinkParams = LinkParams(),
+           read: Callable[[Paper], tuple[list[Coined], set[str]]] = read_paper) -> LinkResult:
+    """Links and artefacts of `papers` given the state after every earlier paper; `state` is
+    advanced in place. Papers announced on or before state.last_day are taken as a late part
+    of that day's batch. `read` may be a cache of read_paper."""
+    by_day: dict[str, list[int]] = defaultdict(list)
+    for i, paper in enumerate(papers):
+        by_day[paper.announced].append(i)
+    result = LinkResult([], [])
+    for day in sorted(by_day):
+        rows = sorted(by_day[day], key=lambda i: papers[i].id)
+        items = [_Read(papers[i], *read(papers[i])) for i in rows]
+        _fetch_vectors(state, items, vectors)
+        _run_day(state, items, stoplist, params, result)
+        state.last_day = max(state.last_day, day)
+        state.papers += len(rows)
+    return result
+
+
+def build(papers: Sequence[Paper], vectors: VectorSource, stoplist: frozenset[str] = frozenset(),
+          params: LinkParams = LinkParams(),
+          read: Callable[[Paper], tuple[list[Coined], set[str]]] = read_paper
+          ) -> tuple[LinkState, LinkResult]:
+    """Every artefact and link of a corpus, from an empty state."""
+    state = LinkState()
+    return state, update(state, papers, vectors, stoplist, params, read)
+
+
+def _fetch_vectors(state: LinkState, items: list[_Read], vectors: VectorSource) -> None:
+    """One call for the day: the vectors of papers that mention or coin a name some earlier
+    artefact holds, and of those artefacts' origins not fetched before."""
+    need = [item for item in items
+            if any(name in state.artefacts for name in item.mentions)
+            or any(c.name in state.artefacts for c in item.coined)]
+    origins = sorted({a.key: a.origin for item in need
+                      for name in item.mentions | {c.name for c in item.coined}
+                      for a in state.artefacts.get(name, ())
+                      if a.key not in state.vectors}.items())
+    ids = [item.paper.id for item in need] + [origin for _, origin in origins]
+    if not ids:
+        return
+    matrix = np.asarray(vectors(ids), dtype=np.float32)
+    for i, item in enumerate(need):
+        item.vector = matrix[i]
+    for j, (key, _) in enumerate(origins):
+        state.vectors[key] = matrix[len(need) + j]
+
+
+def _run_day(state: LinkState, day: list[_Read], stoplist: frozenset[str],
+             params: LinkParams, result: LinkResult) -> None:
+    """One day: links to artefacts of earlier days, then this day's new artefacts, then the
+    unexplained uses of names counted (so a paper never links to one of its own day)."""
+    new: list[Artefact] = []
+    unexplained: list[str] = []
+    for item in day:
+        coined = {c.name: c for c in item.coined}
+        for name in sorted(item.mentions | set(coined)):
+            link = _link(state, item, name, name in coined, params)
+            if link is not None:
+                result.links.append(link)
+            elif name in coined:
+                if _new_name_ok(state, name, stoplist, params):
+                    new.append(Artefact(name, item.paper.id, item.paper.announced,
+                                        item.paper.categories, coined[name].how))
+            else:
+                unexplained.append(name)
+    for artefact in new:
+        state.artefacts.setdefault(artefact.name, []).append(artefact)
+        result.artefacts.append(artefact)
+    for name in unexplained:
+        state.refs[name] = state.refs.get(name, 0) + 1
+
+
+def _new_name_ok(state: LinkState, name: str, stoplist: frozenset[str],
+                 params: LinkParams) -> bool:
+    if name in stoplist:
+        return False
+    # Uses explained by no artefact: an old name (or a word) the corpus keeps using.
+    return state.refs.get(name, 0) <= params.max_prior_refs
+
+
+def _score(state: LinkState, item: _Read, artefact: Artefact, params: LinkParams) -> float:
+    similarity = float(np.dot(state.vectors[artefact.key], item.vector))
+    shared = set(artefact.categories) & set(item.paper.categories)
+    return similarity + (params.category_bonus if shared else 0.0)
+
+
+def _link(state: LinkState, item: _Read, name: str, coins: bool,
+          params: LinkParams) -> Link | None:
+    """The link from this paper to the artefact `name` means here, if any."""
+    candidates = [a for a in state.artefacts.get(name, ()) if a.origin != item.paper.id]
+    if not candidates or item.vector is None:
+        return None
+    scored = sorted(((_score(state, item, a, params), a) for a in candidates),
+                    key=lambda pair: -pair[0])
+    best_score, best = scored[0]
+    need = params.same_artefact_similarity if coins else params.min_similarity
+    if best_score < need:
+        return None
+    close = [a.origin for s, a in scored[1:] if s >= need and best_score - s < params.ambiguous_margin]
+    status = "ambiguous" if close else "linked"
+    return Link(item.paper.id, best.origin, name, item.paper.announced, round(best_score, 4),
+                status, tuple(close))
+
+
+def links_by_origin(links: Iterable[Link]) -> Mapping[str, list[Link]]:
+    """The shown links ("linked", not ambiguous) of each origin, oldest follow-up first."""
+    out: dict[str, list[Link]] = defaultdict(list)
+    for link in sorted(links, key=lambda k: (k.day, k.source)):
+        if link.status == "linked":
+            out[link.target].append(link)
+    return out

@@ -1,0 +1,158 @@
+"""Names of artefacts in a paper's title and abstract: the ones it coins, and the ones it mentions.
+
+A name is one token shaped like a name: all capitals ("SEAL"), capitals inside ("LoGRA",
+"SkillsBench"), or letters with digits ("MOSEv2", "Qwen3"), hyphens allowed inside
+("CAD-Coder", "T2I-ReasonBench"). Mentions are matched case-sensitively as whole tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# A token: letters/digits joined by inner hyphens, dots or plus signs ("Qwen2.5-VL", "LIFT+").
+_RE_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-.](?=[A-Za-z0-9]))*\+*")
+_RE_TITLE_HEAD = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9+.\-]*[A-Za-z0-9+])\s*(?::|：| [-–—] )")
+# "we introduce SkillsBench", "a framework called LoGRA", "dubbed X": the name follows within a
+# few words of the verb.
+_RE_INTRO = re.compile(
+    r"\b(?:[Ww]e (?:\w+ )?(?:propose|introduce|present|release|develop|build|construct|curate|"
+    r"design|create|contribute|open-source|term)|[Cc]alled|[Nn]amed|[Dd]ubbed|[Tt]ermed|"
+    r"[Cc]oined|[Kk]nown as|[Rr]eferred to as|[Tt]his (?:paper|work) (?:proposes|introduces|"
+    r"presents)|[Ww]e call (?:it|this|our \w+))\b((?:\s+\S+){1,10})")
+_RE_PAREN = re.compile(r"\(([A-Za-z0-9][A-Za-z0-9+.\-]*)\)")
+_RE_WORD = re.compile(r"[A-Za-z][A-Za-z\-]*")
+_RE_SPACE = re.compile(r"\s+")
+# Tokens with a capital somewhere after their first character, or a capital and a digit: the
+# only ones that can be name-shaped (a fast first pass over ~200 tokens an abstract).
+_RE_CANDIDATE = re.compile(
+    r"(?<![A-Za-z0-9.\-])[A-Za-z0-9](?:[A-Za-z0-9]|[-.](?=[A-Za-z0-9]))*\+*")
+_RE_HAS_NAME = re.compile(r".[A-Z]|[A-Z].*\d|\d.*[A-Z]")
+_RE_BEFORE = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9]|[-.](?=[A-Za-z0-9]))*\+*) $")
+# All-capital tokens that are units, roles or generic abbreviations, never a paper's artefact.
+GENERIC = frozenset("""
+AI ML NLP LLM LLMS LLMs VLM VLMs MLLM MLLMs LVLM LVLMs GPU GPUs CPU API APIs RL RAG SOTA SFT
+CNN CNNs RNN GNN GNNs ViT ViTs MLP MLPs VAE GAN GANs NN DNN DNNs IoT AUC ROC FPS USA US UK EU
+PDE PDEs ODE ODEs SDE KL MSE RMSE MAE LoRA QA VQA OCR ASR TTS NER POS CoT ICL KV GPT BERT
+IID OOD HPC FLOPs TPU SQL JSON HTML PDF URL ID IDs II III IV VI VII VIII IX XI XII
+""".split())
+
+
+def clean(text: str) -> str:
+    """Lines joined. LaTeX is left in: its commands are lowercase words and "\\textbf{SEAL}"
+    still holds the token SEAL, and full LaTeX cleaning costs ~1 ms a paper."""
+    return _RE_SPACE.sub(" ", text or "").strip()
+
+
+def name_shaped(token: str) -> bool:
+    """True for tokens that look like a coined name rather than a word or a number."""
+    if len(token) < 3 or len(token) > 40 or token in GENERIC or token.rstrip("s") in GENERIC:
+        return False
+    if "-" in token:
+        # "CAD-Coder", "T2I-ReasonBench": one part is a name; "Large-Scale" is two words.
+        return any(_part_shaped(part) for part in token.split("-") if len(part) >= 2)
+    return _part_shaped(token)
+
+
+def _part_shaped(token: str) -> bool:
+    uppers = sum(c.isupper() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if letters < 2 or token in GENERIC:
+        return False
+    if uppers >= 2:
+        return True   # SEAL, LoGRA, SkillsBench
+    # One capital: a word ("Mirage") unless digits make it a name ("Qwen3", "Llama4").
+    return uppers == 1 and token[0].isupper() and any(c.isdigit() for c in token)
+
+
+def _initials_match(name: str, before: str) -> bool:
+    """True when the words before "(NAME)" spell it: "Diffusion Adaptive Text Embedding (DATE)"."""
+    capitals = [c.lower() for c in name if c.isupper()]
+    words = _RE_WORD.findall(before)[-(len(capitals) + 4):]
+    pieces = [p for w in words for p in w.split("-") if p]
+    heads = "".join(p[0].lower() for p in pieces)
+    letters = "".join(pieces).lower()
+    if len(capitals) < 2:
+        return False
+    # The capitals appear in order among the heads of the last words, or among their letters
+    # starting at a word head ("Multi-path featUre fuSion and rouTing (MUST)").
+    it = iter(heads)
+    if all(c in it for c in capitals):
+        return True
+    it2 = iter(letters)
+    return bool(heads) and capitals[0] in heads and all(c in it2 for c in capitals)
+
+
+@dataclass(frozen=True)
+class Coined:
+    """A name the paper itself defines, and how: title, intro (we introduce X), acronym."""
+
+    name: str
+    how: str
+
+
+def coined_names(title: str, abstract: str) -> list[Coined]:
+    """The names a paper defines: its title's head ("LoGRA: ..."), a name right after "we
+    introduce/propose ..." or "called/dubbed", and acronyms spelled out before "(NAME)"."""
+    found: dict[str, Coined] = {}
+    head = _RE_TITLE_HEAD.match(title)
+    if head and name_shaped(head.group(1)):
+        found[head.group(1)] = Coined(head.group(1), "title")
+    text = f"{title}. {abstract}"
+    for match in _RE_INTRO.finditer(text):
+        for token in _RE_TOKEN.findall(match.group(1))[:8]:
+            if name_shaped(token):
+                found.setdefault(token, Coined(token, "intro"))
+                break
+    for match in _RE_PAREN.finditer(text):
+        token = match.group(1)
+        if name_shaped(token) and _initials_match(token, text[max(0, match.start() - 160):
+                                                              match.start()]):
+            found.setdefault(token, Coined(token, "acronym"))
+    return list(found.values())
+
+
+def _before(text: str, start: int) -> str:
+    """The token right before position `start` when one space separates them, else ''."""
+    match = _RE_BEFORE.search(text, max(0, start - 48), start)
+    return match.group(1) if match else ""
+
+
+def _mostly_capitals(text: str) -> bool:
+    words = text.split()
+    return len(words) >= 3 and sum(w.isupper() for w in words) * 2 > len(words)
+
+
+def mentioned_names(title: str, abstract: str) -> set[str]:
+    """Name-shaped tokens of title and abstract, case as written; a name glued to a lowercase
+    suffix counts ("LoGRA-based" mentions LoGRA); a token right after another name-shaped
+    token is part of a longer name ("MS MARCO" is not MARCO), and so is one after a capitalised
+    word inside an abstract's sentence ("Synthetic Aperture RADAR")."""
+    names: set[str] = set()
+    for field, text in (("title", title), ("abstract", abstract)):
+        if _mostly_capitals(text):
+            continue  # a title in capitals names nothing by its capitals
+        for match in _RE_CANDIDATE.finditer(text):
+            token = match.group(0)
+            if not _RE_HAS_NAME.search(token):
+                continue
+            before = _before(text, match.start())
+            if before and (name_shaped(before) or (
+                    field == "abstract" and before[:1].isupper() and before.lower() not in _LEAD)):
+                continue
+            if name_shaped(token):
+                names.add(token)
+            if "-" in token:
+                head, _, tail = token.partition("-")
+                if tail.islower() and name_shaped(head):
+                    names.add(head)
+    return names
+
+
+# Capitalised words that start a phrase without being part of a name ("On BrowseComp", "Using X").
+_LEAD = frozenset("""
+a an the on in of for with and or to from by via using use uses at as is are we our this that
+these those both its their than into over under like unlike including include includes such
+versus vs compared compare between among across beyond within without through toward towards
+""".split())
