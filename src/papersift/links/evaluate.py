@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from papersift.errors import UsageError
-from papersift.links.linker import LinkParams, LinkResult, Paper, VectorSource, build, read_paper
+from papersift.links.linker import (LinkParams, LinkResult, OldNames, Paper, VectorSource, build,
+                                    read_paper)
 from papersift.links.threads import Corpus, Thread, ThreadParams, build_threads
 
 WINDOW_DAYS = 90
@@ -100,7 +101,7 @@ def _share(part: int, whole: int) -> float:
 
 def evaluate_threads(dev_path: Path, papers: Sequence[Paper], vectors: VectorSource,
                      corpus_vectors: Callable[[], Corpus] | None = None,
-                     stoplist: frozenset[str] = frozenset(),
+                     old_names: OldNames | None = None,
                      params: LinkParams = LinkParams(),
                      thread_params: ThreadParams = ThreadParams()) -> dict[str, Any]:
     """Links over every paper, scored against the dev threads; threads' purity when a full
@@ -110,14 +111,23 @@ def evaluate_threads(dev_path: Path, papers: Sequence[Paper], vectors: VectorSou
     missing = {p for t in dev for p in [t["origin"], *t["followups"]]} - set(by_id)
     if missing:
         raise UsageError(f"{len(missing)} papers of the threads file are not in the papers file")
+    reads = {p.id: read_paper(p) for p in papers}  # read once, used three times
+
+    def read(paper: Paper) -> Any:
+        return reads[paper.id]
+    if corpus_vectors is None:
+        vectors, report_focus = focused(vectors, papers, {t["name"] for t in dev}, read)
+    else:
+        report_focus = len(papers)
     clock = time.perf_counter()
-    _, result = build(papers, vectors, stoplist, params)
+    _, result = build(papers, vectors, old_names or {}, params, read)
     seconds = time.perf_counter() - clock
     report: dict[str, Any] = {"papers": len(papers), "artefacts": len(result.artefacts),
                               "links": sum(k.status == "linked" for k in result.links),
                               "ambiguous": sum(k.status == "ambiguous" for k in result.links),
-                              "link_seconds": round(seconds, 1)}
-    report |= score_links(dev, result, by_id)
+                              "link_seconds": round(seconds, 1),
+                              "papers_with_vectors": report_focus}
+    report |= score_links(dev, result, by_id, read)
     corpus = corpus_vectors() if corpus_vectors else Corpus(
         [p.id for p in papers], [p.announced for p in papers], _no_vectors(len(papers)))
     threads = build_threads(result.artefacts, result.links, corpus,
@@ -125,6 +135,31 @@ def evaluate_threads(dev_path: Path, papers: Sequence[Paper], vectors: VectorSou
     report["threads"] = len(threads)
     report |= thread_purity(dev, threads)
     return report
+
+
+def focused(source: VectorSource, papers: Sequence[Paper], names: set[str],
+            read: Callable[[Paper], Any] = read_paper) -> tuple[VectorSource, int]:
+    """A source that asks `source` only for papers that coin or mention one of `names`, and
+    gives every other paper a zero vector (it links to nothing). The links of those names are
+    exactly the ones full vectors would give: their decisions only look at such papers. So
+    the dev file's figures need ~2,000 papers embedded, not the corpus."""
+    wanted = set()
+    for paper in papers:
+        coined, mentions = read(paper)
+        if names & (mentions | {c.name for c in coined}):
+            wanted.add(paper.id)
+    dim = [0]
+
+    def vectors(ids: Sequence[str]) -> Any:
+        import numpy as np
+
+        keep = [pid for pid in ids if pid in wanted]
+        found = dict(zip(keep, source(keep), strict=True)) if keep else {}
+        if found:
+            dim[0] = len(next(iter(found.values())))
+        zero = np.zeros(dim[0] or 384, dtype=np.float32)
+        return np.stack([found.get(pid, zero) for pid in ids])
+    return vectors, len(wanted)
 
 
 def _no_vectors(n: int) -> Any:

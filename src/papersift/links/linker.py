@@ -19,9 +19,10 @@ exactly the links a full build over all papers would give for them.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 import numpy as np
 
@@ -73,9 +74,17 @@ class LinkParams:
     category_bonus: float = 0.05
     ambiguous_margin: float = 0.03
     same_artefact_similarity: float = 0.70
-    max_prior_refs: int = 2
-    # A name mentioned by this many earlier papers in the older corpus is an old name.
-    stoplist_min_papers: int = 3
+    # Earlier papers of the corpus that used a name no artefact explains, at most, for a paper
+    # that says "we introduce NAME" / titles "NAME: ..." to coin it.
+    max_prior_refs: int = 1
+    max_prior_refs_title: int = 3
+    # Papers of an older corpus (old_names) that used a name, from which it is old.
+    old_min_papers: int = 3
+    old_min_papers_title: int = 20
+    # More than this many papers using a new name within uptake_days of its origin: the name
+    # was known before (a new artefact is rarely used by others within its first week).
+    max_early_uptake: int = 3
+    uptake_days: int = 7
 
 
 @dataclass
@@ -86,6 +95,8 @@ class LinkState:
     artefacts: dict[str, list[Artefact]] = field(default_factory=dict)
     vectors: dict[str, np.ndarray] = field(default_factory=dict)  # by artefact key, as fetched
     refs: dict[str, int] = field(default_factory=dict)
+    young: dict[str, int] = field(default_factory=dict)  # uses of artefacts in their first days
+    old: set[str] = field(default_factory=set)  # names withdrawn as known before their origin
     last_day: str = ""
     papers: int = 0
 
@@ -94,7 +105,13 @@ class LinkState:
 class LinkResult:
     artefacts: list[Artefact]
     links: list[Link]
+    # Keys of artefacts (of this or an earlier run) withdrawn, with every link to them.
+    retracted: list[str] = field(default_factory=list)
 
+
+# How many papers of an older corpus used each name (stoplist.read_old_names).
+OldNames = Mapping[str, int]
+_NONE: OldNames = {}
 
 # Unit vectors of papers by id (row i for ids[i]); asked only for the papers a decision needs:
 # the store's embedding_vectors, an array lookup, or an embedder with a cache.
@@ -132,7 +149,7 @@ def _coinable(name: str) -> bool:
 
 
 def update(state: LinkState, papers: Sequence[Paper], vectors: VectorSource,
-           stoplist: frozenset[str] = frozenset(), params: LinkParams = LinkParams(),
+           old_names: OldNames = _NONE, params: LinkParams = LinkParams(),
            read: Callable[[Paper], tuple[list[Coined], set[str]]] = read_paper) -> LinkResult:
     """Links and artefacts of `papers` given the state after every earlier paper; `state` is
     advanced in place. Papers announced on or before state.last_day are taken as a late part
@@ -140,24 +157,24 @@ def update(state: LinkState, papers: Sequence[Paper], vectors: VectorSource,
     by_day: dict[str, list[int]] = defaultdict(list)
     for i, paper in enumerate(papers):
         by_day[paper.announced].append(i)
-    result = LinkResult([], [])
+    result = LinkResult([], [], [])
     for day in sorted(by_day):
         rows = sorted(by_day[day], key=lambda i: papers[i].id)
         items = [_Read(papers[i], *read(papers[i])) for i in rows]
         _fetch_vectors(state, items, vectors)
-        _run_day(state, items, stoplist, params, result)
+        _run_day(state, items, old_names, params, result)
         state.last_day = max(state.last_day, day)
         state.papers += len(rows)
     return result
 
 
-def build(papers: Sequence[Paper], vectors: VectorSource, stoplist: frozenset[str] = frozenset(),
+def build(papers: Sequence[Paper], vectors: VectorSource, old_names: OldNames = _NONE,
           params: LinkParams = LinkParams(),
           read: Callable[[Paper], tuple[list[Coined], set[str]]] = read_paper
           ) -> tuple[LinkState, LinkResult]:
     """Every artefact and link of a corpus, from an empty state."""
     state = LinkState()
-    return state, update(state, papers, vectors, stoplist, params, read)
+    return state, update(state, papers, vectors, old_names, params, read)
 
 
 def _fetch_vectors(state: LinkState, items: list[_Read], vectors: VectorSource) -> None:
@@ -180,10 +197,14 @@ def _fetch_vectors(state: LinkState, items: list[_Read], vectors: VectorSource) 
         state.vectors[key] = matrix[len(need) + j]
 
 
-def _run_day(state: LinkState, day: list[_Read], stoplist: frozenset[str],
+def _run_day(state: LinkState, day: list[_Read], old_names: OldNames,
              params: LinkParams, result: LinkResult) -> None:
     """One day: links to artefacts of earlier days, then this day's new artefacts, then the
     unexplained uses of names counted (so a paper never links to one of its own day)."""
+    # Names other papers of the same day use without defining them were known before the
+    # paper that "coins" them (GRPO on the corpus's first day).
+    used_today = Counter(name for item in day
+                         for name in item.mentions | {c.name for c in item.coined})
     new: list[Artefact] = []
     unexplained: list[str] = []
     for item in day:
@@ -193,24 +214,62 @@ def _run_day(state: LinkState, day: list[_Read], stoplist: frozenset[str],
             if link is not None:
                 result.links.append(link)
             elif name in coined:
-                if _new_name_ok(state, name, stoplist, params):
+                # Spelling out an acronym ("Group Relative Policy Optimization (GRPO)") is
+                # what papers do for known names too: only a title or "we introduce" coins.
+                how = coined[name].how
+                if how != "acronym" and _new_name_ok(state, name, how, used_today[name] - 1,
+                                                     old_names, params):
                     new.append(Artefact(name, item.paper.id, item.paper.announced,
                                         item.paper.categories, coined[name].how))
             else:
                 unexplained.append(name)
+    _watch_uptake(state, day, used_today, params, result)
     for artefact in new:
         state.artefacts.setdefault(artefact.name, []).append(artefact)
+        state.young[artefact.key] = 0
         result.artefacts.append(artefact)
     for name in unexplained:
         state.refs[name] = state.refs.get(name, 0) + 1
 
 
-def _new_name_ok(state: LinkState, name: str, stoplist: frozenset[str],
-                 params: LinkParams) -> bool:
-    if name in stoplist:
+def _watch_uptake(state: LinkState, day: list[_Read], used_today: Counter[str],
+                  params: LinkParams, result: LinkResult) -> None:
+    """A name dozens of papers use in the week after its "origin" was known before it: the
+    artefact is withdrawn with its links (result.retracted) and the name is old from now on."""
+    today = day[0].paper.announced
+    for key in list(state.young):
+        name, _, origin = key.rpartition("@")
+        artefact = next((a for a in state.artefacts.get(name, ()) if a.origin == origin), None)
+        if artefact is None or _days_between(artefact.day, today) > params.uptake_days:
+            state.young.pop(key, None)
+            continue
+        state.young[key] += used_today.get(name, 0) - (today == artefact.day)
+        if state.young[key] > params.max_early_uptake:
+            state.young.pop(key)
+            state.artefacts[name] = [a for a in state.artefacts[name] if a.origin != origin]
+            if not state.artefacts[name]:
+                del state.artefacts[name]
+            state.old.add(name)
+            result.retracted.append(key)
+            result.links[:] = [k for k in result.links if (k.name, k.target) != (name, origin)]
+
+
+def _days_between(first: str, last: str) -> int:
+    return (date.fromisoformat(last) - date.fromisoformat(first)).days
+
+
+def _new_name_ok(state: LinkState, name: str, how: str, others_today: int,
+                 old_names: OldNames, params: LinkParams) -> bool:
+    """A title that opens with a name is a strong sign of a new artefact (a new "SEAL" though
+    an older one exists): only names many older papers used, or this corpus used before,
+    are refused. "We introduce X" is weaker evidence."""
+    title = how == "title"
+    if name in state.old or old_names.get(name, 0) >= (
+            params.old_min_papers_title if title else params.old_min_papers):
         return False
     # Uses explained by no artefact: an old name (or a word) the corpus keeps using.
-    return state.refs.get(name, 0) <= params.max_prior_refs
+    return state.refs.get(name, 0) + others_today <= (
+        params.max_prior_refs_title if title else params.max_prior_refs)
 
 
 def _score(state: LinkState, item: _Read, artefact: Artefact, params: LinkParams) -> float:

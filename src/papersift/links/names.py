@@ -24,6 +24,8 @@ _RE_INTRO = re.compile(
 _RE_PAREN = re.compile(r"\(([A-Za-z0-9][A-Za-z0-9+.\-]*)\)")
 _RE_WORD = re.compile(r"[A-Za-z][A-Za-z\-]*")
 _RE_SPACE = re.compile(r"\s+")
+# "\textbf{GUIDE}" -> "GUIDE": a command's braced argument kept, the command dropped.
+_RE_LATEX_ARG = re.compile(r"\\[a-zA-Z]+\{([^{}]*)\}")
 # Tokens with a capital somewhere after their first character, or a capital and a digit: the
 # only ones that can be name-shaped (a fast first pass over ~200 tokens an abstract).
 _RE_CANDIDATE = re.compile(
@@ -36,19 +38,25 @@ AI ML NLP LLM LLMS LLMs VLM VLMs MLLM MLLMs LVLM LVLMs GPU GPUs CPU API APIs RL 
 CNN CNNs RNN GNN GNNs ViT ViTs MLP MLPs VAE GAN GANs NN DNN DNNs IoT AUC ROC FPS USA US UK EU
 PDE PDEs ODE ODEs SDE KL MSE RMSE MAE LoRA QA VQA OCR ASR TTS NER POS CoT ICL KV GPT BERT
 IID OOD HPC FLOPs TPU SQL JSON HTML PDF URL ID IDs II III IV VI VII VIII IX XI XII
+GitHub HuggingFace AUROC AUPRC MRI fMRI CT PET EEG ECG EHR EHRs GUI GUIs T2I T2V I2V TTA
+IoU mIoU mAP PSNR SSIM FID LPIPS BLEU ROUGE WER CER F1 GPT-4 GPT-4o ChatGPT LLaMA arXiv PyTorch
+XAI UAV UAVs IoT DoF 6DoF MCMC SGD SVM SVMs RGB RGB-D LiDAR SoTA VR AR XR NeurIPS ICML ICLR CVPR
 """.split())
 
 
 def clean(text: str) -> str:
-    """Lines joined. LaTeX is left in: its commands are lowercase words and "\\textbf{SEAL}"
-    still holds the token SEAL, and full LaTeX cleaning costs ~1 ms a paper."""
-    return _RE_SPACE.sub(" ", text or "").strip()
+    """Lines joined, "\\textbf{X}" -> "X"; the rest of LaTeX is left in (its commands are
+    lowercase words, and full cleaning costs ~1 ms a paper)."""
+    text = _RE_LATEX_ARG.sub(r"\1", text or "")
+    return _RE_SPACE.sub(" ", text).strip()
 
 
 def name_shaped(token: str) -> bool:
     """True for tokens that look like a coined name rather than a word or a number."""
     if len(token) < 3 or len(token) > 40 or token in GENERIC or token.rstrip("s") in GENERIC:
         return False
+    if token[-1] == "s" and token[:-1].isupper():
+        return False  # "LRMs", "UAVs": plurals of a kind of thing, not one artefact
     if "-" in token:
         # "CAD-Coder", "T2I-ReasonBench": one part is a name; "Large-Scale" is two words.
         return any(_part_shaped(part) for part in token.split("-") if len(part) >= 2)
@@ -84,6 +92,27 @@ def _initials_match(name: str, before: str) -> bool:
     return bool(heads) and capitals[0] in heads and all(c in it2 for c in capitals)
 
 
+def _introduced(words: list[str]) -> str | None:
+    """The name right after "we introduce" (lowercase words skipped), when it stands as a name:
+    "SkillsBench, a benchmark" or "LoGRA (Low-..." but not "a PEFT method" (a modifier)."""
+    for i, word in enumerate(words[:7]):
+        core = word.strip(",.;:()[]{}\"'“”")
+        if core.islower() or not core:
+            continue
+        if not name_shaped(core) or word.startswith(("(", "[")):
+            return None
+        tail = word[word.find(core) + len(core):]
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if tail[:1] in {",", ".", ";", ":", ")"} or not following or following[:1] in "([-–—" \
+                or following.strip(",.") in _FOLLOW:
+            return core
+        return None
+    return None
+
+
+_FOLLOW = frozenset("which that to for as and with on in is are by via from where whose".split())
+
+
 @dataclass(frozen=True)
 class Coined:
     """A name the paper itself defines, and how: title, intro (we introduce X), acronym."""
@@ -101,10 +130,9 @@ def coined_names(title: str, abstract: str) -> list[Coined]:
         found[head.group(1)] = Coined(head.group(1), "title")
     text = f"{title}. {abstract}"
     for match in _RE_INTRO.finditer(text):
-        for token in _RE_TOKEN.findall(match.group(1))[:8]:
-            if name_shaped(token):
-                found.setdefault(token, Coined(token, "intro"))
-                break
+        name = _introduced(match.group(1).split())
+        if name:
+            found.setdefault(name, Coined(name, "intro"))
     for match in _RE_PAREN.finditer(text):
         token = match.group(1)
         if name_shaped(token) and _initials_match(token, text[max(0, match.start() - 160):

@@ -1,5 +1,6 @@
-"""Old names: the name-shaped tokens that many papers of an older corpus already used (BERT,
-PPO, LSTM, ImageNet), learned once from an arXiv snapshot file and kept in a small text file."""
+"""Old names: how many papers of an older corpus used each name-shaped token (BERT, PPO, LSTM,
+ImageNet), counted once from an arXiv snapshot file and kept in a small text file; the linker's
+thresholds (LinkParams.old_min_papers*) decide from how many a name is old."""
 
 from __future__ import annotations
 
@@ -10,12 +11,6 @@ from pathlib import Path
 
 from papersift.errors import UsageError
 from papersift.links.names import clean, mentioned_names
-
-# Names used by at least this many older papers are old: measured on the 2019 corpus, 3 keeps
-# the acronyms every field reuses (SEAL, MARS: those are told apart by meaning instead, see
-# linker.LinkParams) out only when the old use was common.
-MIN_PAPERS = 3
-
 
 def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
     """Papers of a snapshot file (OAI snapshot or papersift JSON lines) using each name."""
@@ -33,9 +28,9 @@ def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
     return counts
 
 
-def learn_stoplist(snapshot: Path, cache: Path, min_papers: int = MIN_PAPERS) -> frozenset[str]:
-    """The old names of a snapshot, counted once and kept in `cache` (one "name count" a
-    line); delete the cache to count again."""
+def learn_old_names(snapshot: Path, cache: Path) -> dict[str, int]:
+    """How many papers of a snapshot used each name (twice or more), counted once and kept in
+    `cache` (one "name<TAB>count" a line); delete the cache to count again."""
     if not cache.is_file():
         counts = count_names(snapshot)
         cache.parent.mkdir(parents=True, exist_ok=True)
@@ -43,13 +38,13 @@ def learn_stoplist(snapshot: Path, cache: Path, min_papers: int = MIN_PAPERS) ->
         tmp.write_text("".join(f"{name}\t{n}\n" for name, n in counts.most_common() if n >= 2),
                        encoding="utf-8")
         tmp.replace(cache)
-    return read_stoplist(cache, min_papers)
+    return read_old_names(cache)
 
 
-def read_stoplist(cache: Path, min_papers: int = MIN_PAPERS) -> frozenset[str]:
-    names = []
+def read_old_names(cache: Path) -> dict[str, int]:
+    names = {}
     for line in cache.read_text(encoding="utf-8").splitlines():
         name, _, count = line.partition("\t")
-        if count and int(count) >= min_papers:
-            names.append(name)
-    return frozenset(names)
+        if count:
+            names[name] = int(count)
+    return names
