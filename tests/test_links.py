@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from papersift.cli.app import app
 from papersift.links.evaluate import load_dev, score_links, thread_purity
-from papersift.links.linker import LinkState, Paper, VectorSource, build, read_paper, update
+from papersift.links.linker import LinkParams, LinkState, Paper, VectorSource, build, read_paper, update
 from papersift.links.names import coined_names, mentioned_names, name_shaped
 from papersift.links.threads import Corpus, build_threads
 from tests.conftest import shared_file
@@ -50,6 +50,10 @@ def _dev() -> list[dict]:
 def _all_papers_of(ids: set[str]) -> dict[str, Paper]:
     corpus = _corpus()
     return {pid: corpus[pid] for pid in ids}
+
+
+# Word-count cosines run lower than a sentence model's: thresholds for that space.
+WORDS = LinkParams(min_similarity=0.12, same_artefact_similarity=0.52)
 
 
 def _meaning(papers: Sequence[Paper]) -> VectorSource:
@@ -121,7 +125,7 @@ def _dev_slice(names: set[str]) -> tuple[list[dict], dict[str, Paper]]:
 def test_colliding_names_are_told_apart_and_real_follow_ups_linked() -> None:
     dev, papers = _dev_slice({"SEAL", "BrowseComp", "HealthBench", "MOSEv2", "TACO"})
     ordered = sorted(papers.values(), key=lambda p: (p.announced, p.id))
-    _, result = build(ordered, _meaning(ordered))
+    _, result = build(ordered, _meaning(ordered), params=WORDS)
     linked = {(k.source, k.target) for k in result.links if k.status == "linked"}
     seal = next(t for t in dev if t["name"] == "SEAL")
     # "SEAL: Steerable Reasoning Calibration" is not a follow-up of "SEAL: Semantic Aware
@@ -142,7 +146,7 @@ def test_threads_hold_origin_follow_ups_and_close_papers() -> None:
     dev, papers = _dev_slice({"BrowseComp", "MOSEv2", "HealthBench"})
     ordered = sorted(papers.values(), key=lambda p: (p.announced, p.id))
     vectors = _meaning(ordered)
-    _, result = build(ordered, vectors)
+    _, result = build(ordered, vectors, params=WORDS)
     corpus = Corpus([p.id for p in ordered], [p.announced for p in ordered],
                     vectors([p.id for p in ordered]))
     threads = build_threads(result.artefacts, result.links, corpus)
@@ -170,7 +174,8 @@ def test_eval_threads_command_on_a_slice_of_the_dev_file(tmp_path: Path) -> None
     result = CliRunner().invoke(app, [
         "--data-dir", str(tmp_path / "data"), "eval", "threads", "--threads",
         str(tmp_path / "threads.jsonl"), "--papers", str(tmp_path / "papers.jsonl"),
-        "--vectors", str(tmp_path / "v.npy"), "--ids", str(tmp_path / "ids.json"), "--json"])
+        "--vectors", str(tmp_path / "v.npy"), "--ids", str(tmp_path / "ids.json"),
+        "--min-similarity", str(WORDS.min_similarity), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["dev_threads"] == len(dev)

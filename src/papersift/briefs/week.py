@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date, timedelta
 from typing import Any
 
 import numpy as np
@@ -160,3 +161,31 @@ def _write(writer: Writer | None, picks: list[Mapping[str, Any]],
         if not check_brief({"sentences": sentences}, by_id, allowed, need):
             return sentences, "custom"
     return builtin_writer(picks), "builtin"
+
+
+def build_week(topics: Sequence[Mapping[str, Any]], topic_of: Mapping[str, Any],
+               papers: Sequence[Mapping[str, Any]], week: str,
+               vectors: Callable[[Sequence[str]], np.ndarray], threads: Sequence[Thread],
+               writer: Writer | None = None) -> list[dict[str, Any]]:
+    """The briefs of one week for every topic with papers that week. `topic_of` maps paper ids
+    to topic ids; `papers` may hold every paper (only the week and the four before are read)."""
+    monday, sunday = parse_week(week)
+    start = date_from(monday, -28)
+    window = [p for p in papers if start <= p["announced"][:10] <= sunday.isoformat()]
+    by_topic: dict[Any, list[Mapping[str, Any]]] = {}
+    for paper in window:
+        topic = topic_of.get(paper["id"])
+        if topic is not None:
+            by_topic.setdefault(topic, []).append(paper)
+    week_ids = {p["id"] for p in window if week_of(p["announced"]) == week}
+    near = [t for t in threads if week_ids & set(t.paper_ids)]
+    briefs = []
+    for topic in topics:
+        mine = by_topic.get(topic["id"], [])
+        if any(week_of(p["announced"]) == week for p in mine):
+            briefs.append(build_brief(topic, week, mine, vectors, near, writer))
+    return briefs
+
+
+def date_from(day: date, days: int) -> str:
+    return (day + timedelta(days=days)).isoformat()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from papersift.cli import common
 from papersift.cli.app import eval_app
 from papersift.links.corpus import EmbeddingCache, load_papers, matrix_source
 from papersift.links.evaluate import evaluate_threads
+from papersift.links.linker import LinkParams
 from papersift.links.stoplist import learn_old_names
 from papersift.links.threads import Corpus
 from papersift.search.embed import default_embedder
@@ -27,6 +29,10 @@ def eval_threads_command(
     snapshot: Path = typer.Option(None, "--old-papers",
                                   help="An older snapshot (arxiv-cs-1993-2019) whose common names "
                                        "are old, never a recent paper's artefact."),
+    min_similarity: float = typer.Option(
+        None, "--min-similarity",
+        help="Cosine (plus 0.05 for a shared category) a paper needs to link to an artefact it "
+             "names (default 0.30, for all-MiniLM vectors)."),
     as_json: bool = common.json_option(),
 ) -> None:
     """Link recall (a follow-up linked to its origin), precision on the dev pairs, and the
@@ -45,7 +51,11 @@ def eval_threads_command(
     if snapshot is not None:
         old_names = learn_old_names(snapshot, settings.paths.root / "cache" / "links" /
                                   f"old-names-{snapshot.name.split('.')[0]}.tsv")
-    result = evaluate_threads(threads, found, source, corpus, old_names)
+    params = LinkParams()
+    if min_similarity is not None:
+        params = replace(params, min_similarity=min_similarity,
+                         same_artefact_similarity=max(min_similarity, 0.0) + 0.4)
+    result = evaluate_threads(threads, found, source, corpus, old_names, params)
     common.output(result, as_json, _print_eval)
 
 

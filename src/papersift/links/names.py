@@ -58,6 +58,8 @@ def name_shaped(token: str) -> bool:
     if token[-1] == "s" and token[:-1].isupper():
         return False  # "LRMs", "UAVs": plurals of a kind of thing, not one artefact
     if "-" in token:
+        if token.rpartition("-")[2].islower():
+            return False  # "LoGRA-based": a use of LoGRA (mentioned_names keeps the head)
         # "CAD-Coder", "T2I-ReasonBench": one part is a name; "Large-Scale" is two words.
         return any(_part_shaped(part) for part in token.split("-") if len(part) >= 2)
     return _part_shaped(token)
