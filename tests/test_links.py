@@ -17,7 +17,15 @@ from typer.testing import CliRunner
 
 from papersift.cli.app import app
 from papersift.links.evaluate import load_dev, score_links, thread_purity
-from papersift.links.linker import LinkParams, LinkState, Paper, VectorSource, build, read_paper, update
+from papersift.links.linker import (
+    LinkParams,
+    LinkState,
+    Paper,
+    VectorSource,
+    build,
+    read_paper,
+    update,
+)
 from papersift.links.names import coined_names, mentioned_names, name_shaped
 from papersift.links.threads import Corpus, build_threads
 from tests.conftest import shared_file

@@ -20,8 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from papersift.errors import UsageError
-from papersift.links.linker import (LinkParams, LinkResult, OldNames, Paper, VectorSource, build,
-                                    read_paper)
+from papersift.links.linker import (
+    LinkParams,
+    LinkResult,
+    OldNames,
+    Paper,
+    VectorSource,
+    build,
+    read_paper,
+)
 from papersift.links.threads import Corpus, Thread, ThreadParams, build_threads
 
 WINDOW_DAYS = 90

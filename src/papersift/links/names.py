@@ -8,7 +8,6 @@ A name is one token shaped like a name: all capitals ("SEAL"), capitals inside (
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 # A token: letters/digits joined by inner hyphens, dots or plus signs ("Qwen2.5-VL", "LIFT+").
@@ -26,22 +25,11 @@ _RE_WORD = re.compile(r"[A-Za-z][A-Za-z\-]*")
 _RE_SPACE = re.compile(r"\s+")
 # "\textbf{GUIDE}" -> "GUIDE": a command's braced argument kept, the command dropped.
 _RE_LATEX_ARG = re.compile(r"\\[a-zA-Z]+\{([^{}]*)\}")
-# Tokens with a capital somewhere after their first character, or a capital and a digit: the
-# only ones that can be name-shaped (a fast first pass over ~200 tokens an abstract).
-_RE_CANDIDATE = re.compile(
-    r"(?<![A-Za-z0-9.\-])[A-Za-z0-9](?:[A-Za-z0-9]|[-.](?=[A-Za-z0-9]))*\+*")
+# A capital after the first character, or a capital and a digit: the only tokens that can be
+# name-shaped (a fast first pass over the ~200 tokens of an abstract).
 _RE_HAS_NAME = re.compile(r".[A-Z]|[A-Z].*\d|\d.*[A-Z]")
-_RE_BEFORE = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9]|[-.](?=[A-Za-z0-9]))*\+*) $")
 # All-capital tokens that are units, roles or generic abbreviations, never a paper's artefact.
-GENERIC = frozenset("""
-AI ML NLP LLM LLMS LLMs VLM VLMs MLLM MLLMs LVLM LVLMs GPU GPUs CPU API APIs RL RAG SOTA SFT
-CNN CNNs RNN GNN GNNs ViT ViTs MLP MLPs VAE GAN GANs NN DNN DNNs IoT AUC ROC FPS USA US UK EU
-PDE PDEs ODE ODEs SDE KL MSE RMSE MAE LoRA QA VQA OCR ASR TTS NER POS CoT ICL KV GPT BERT
-IID OOD HPC FLOPs TPU SQL JSON HTML PDF URL ID IDs II III IV VI VII VIII IX XI XII
-GitHub HuggingFace AUROC AUPRC MRI fMRI CT PET EEG ECG EHR EHRs GUI GUIs T2I T2V I2V TTA
-IoU mIoU mAP PSNR SSIM FID LPIPS BLEU ROUGE WER CER F1 GPT-4 GPT-4o ChatGPT LLaMA arXiv PyTorch
-XAI UAV UAVs IoT DoF 6DoF MCMC SGD SVM SVMs RGB RGB-D LiDAR SoTA VR AR XR NeurIPS ICML ICLR CVPR
-""".split())
+GENERIC = frozenset(["AI", "ML", "NLP", "LLM", "LLMS", "LLMs", "VLM", "VLMs", "MLLM", "MLLMs", "LVLM", "LVLMs", "GPU", "GPUs", "CPU", "API", "APIs", "RL", "RAG", "SOTA", "SFT", "CNN", "CNNs", "RNN", "GNN", "GNNs", "ViT", "ViTs", "MLP", "MLPs", "VAE", "GAN", "GANs", "NN", "DNN", "DNNs", "IoT", "AUC", "ROC", "FPS", "USA", "US", "UK", "EU", "PDE", "PDEs", "ODE", "ODEs", "SDE", "KL", "MSE", "RMSE", "MAE", "LoRA", "QA", "VQA", "OCR", "ASR", "TTS", "NER", "POS", "CoT", "ICL", "KV", "GPT", "BERT", "IID", "OOD", "HPC", "FLOPs", "TPU", "SQL", "JSON", "HTML", "PDF", "URL", "ID", "IDs", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI", "XII", "GitHub", "HuggingFace", "AUROC", "AUPRC", "MRI", "fMRI", "CT", "PET", "EEG", "ECG", "EHR", "EHRs", "GUI", "GUIs", "T2I", "T2V", "I2V", "TTA", "IoU", "mIoU", "mAP", "PSNR", "SSIM", "FID", "LPIPS", "BLEU", "ROUGE", "WER", "CER", "F1", "GPT-4", "GPT-4o", "ChatGPT", "LLaMA", "arXiv", "PyTorch", "XAI", "UAV", "UAVs", "IoT", "DoF", "6DoF", "MCMC", "SGD", "SVM", "SVMs", "RGB", "RGB-D", "LiDAR", "SoTA", "VR", "AR", "XR", "NeurIPS", "ICML", "ICLR", "CVPR"])
 
 
 def clean(text: str) -> str:
@@ -112,7 +100,7 @@ def _introduced(words: list[str]) -> str | None:
     return None
 
 
-_FOLLOW = frozenset("which that to for as and with on in is are by via from where whose".split())
+_FOLLOW = frozenset(["which", "that", "to", "for", "as", "and", "with", "on", "in", "is", "are", "by", "via", "from", "where", "whose"])
 
 
 @dataclass(frozen=True)
@@ -143,10 +131,24 @@ def coined_names(title: str, abstract: str) -> list[Coined]:
     return list(found.values())
 
 
+def _maybe_name(token: str) -> bool:
+    """The cheap test before name_shaped: a capital after the first character, or a capital
+    with a digit ("Qwen3")."""
+    rest = token[1:]
+    if not (rest.islower() or rest.isdigit() or not any(c.isalpha() for c in rest)):
+        return True
+    return token[0].isupper() and any(c.isdigit() for c in token)
+
+
 def _before(text: str, start: int) -> str:
     """The token right before position `start` when one space separates them, else ''."""
-    match = _RE_BEFORE.search(text, max(0, start - 48), start)
-    return match.group(1) if match else ""
+    if start < 2 or text[start - 1] != " ":
+        return ""
+    end = start - 1
+    begin = end
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in ".+-"):
+        begin -= 1
+    return text[begin:end].strip(".-")
 
 
 def _mostly_capitals(text: str) -> bool:
@@ -161,11 +163,11 @@ def mentioned_names(title: str, abstract: str) -> set[str]:
     word inside an abstract's sentence ("Synthetic Aperture RADAR")."""
     names: set[str] = set()
     for field, text in (("title", title), ("abstract", abstract)):
-        if _mostly_capitals(text):
+        if field == "title" and _mostly_capitals(text):
             continue  # a title in capitals names nothing by its capitals
-        for match in _RE_CANDIDATE.finditer(text):
+        for match in _RE_QUICK.finditer(text):
             token = match.group(0)
-            if not _RE_HAS_NAME.search(token):
+            if token.islower() or token.isdigit() or not _maybe_name(token):
                 continue
             before = _before(text, match.start())
             if before and (name_shaped(before) or (
@@ -180,9 +182,14 @@ def mentioned_names(title: str, abstract: str) -> set[str]:
     return names
 
 
+def quick_names(text: str) -> set[str]:
+    """Name-shaped tokens of a text without the context rules of mentioned_names (3x faster):
+    for counting names over an older corpus."""
+    return {t for t in set(_RE_QUICK.findall(text)) if _RE_HAS_NAME.search(t) and name_shaped(t)}
+
+
+_RE_QUICK = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-]*[A-Za-z0-9+]")
+
+
 # Capitalised words that start a phrase without being part of a name ("On BrowseComp", "Using X").
-_LEAD = frozenset("""
-a an the on in of for with and or to from by via using use uses at as is are we our this that
-these those both its their than into over under like unlike including include includes such
-versus vs compared compare between among across beyond within without through toward towards
-""".split())
+_LEAD = frozenset(["a", "an", "the", "on", "in", "of", "for", "with", "and", "or", "to", "from", "by", "via", "using", "use", "uses", "at", "as", "is", "are", "we", "our", "this", "that", "these", "those", "both", "its", "their", "than", "into", "over", "under", "like", "unlike", "including", "include", "includes", "such", "versus", "vs", "compared", "compare", "between", "among", "across", "beyond", "within", "without", "through", "toward", "towards"])

@@ -10,7 +10,8 @@ from collections import Counter
 from pathlib import Path
 
 from papersift.errors import UsageError
-from papersift.links.names import clean, mentioned_names
+from papersift.links.names import quick_names
+
 
 def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
     """Papers of a snapshot file (OAI snapshot or papersift JSON lines) using each name."""
@@ -23,8 +24,7 @@ def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
             if limit is not None and number >= limit:
                 break
             row = json.loads(line)
-            counts.update(mentioned_names(clean(row.get("title") or ""),
-                                          clean(row.get("abstract") or "")))
+            counts.update(quick_names(f"{row.get('title') or ''} {row.get('abstract') or ''}"))
     return counts
 
 
