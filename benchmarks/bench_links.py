@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--save-links", type=Path, help="write the links here (JSON lines)")
     args = parser.parse_args()
     params = LinkParams(min_similarity=args.min_similarity,
-                        same_artefact_similarity=args.min_similarity + 0.4)
+                        risky_similarity=args.min_similarity + 0.10)
     old = read_old_names(args.old_names) if args.old_names else {}
     papers = sorted(load_papers(args.papers), key=lambda p: (p.announced, p.id))
     source = matrix_source(args.vectors, args.ids)

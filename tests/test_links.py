@@ -61,7 +61,7 @@ def _all_papers_of(ids: set[str]) -> dict[str, Paper]:
 
 
 # Word-count cosines run lower than a sentence model's: thresholds for that space.
-WORDS = LinkParams(min_similarity=0.12, same_artefact_similarity=0.52)
+WORDS = LinkParams(min_similarity=0.12, risky_similarity=0.22)
 
 
 def _meaning(papers: Sequence[Paper]) -> VectorSource:

@@ -11,7 +11,7 @@ import typer
 from papersift.cli import common
 from papersift.cli.app import eval_app
 from papersift.links.corpus import EmbeddingCache, load_papers, matrix_source
-from papersift.links.evaluate import evaluate_threads
+from papersift.links.evaluate import evaluate_threads, load_judged
 from papersift.links.linker import LinkParams
 from papersift.links.stoplist import learn_old_names
 from papersift.links.threads import Corpus
@@ -32,7 +32,10 @@ def eval_threads_command(
     min_similarity: float = typer.Option(
         None, "--min-similarity",
         help="Cosine (plus 0.05 for a shared category) a paper needs to link to an artefact it "
-             "names (default 0.30, for all-MiniLM vectors)."),
+             "names (default 0.55, for all-MiniLM vectors; a risky name needs 0.10 more)."),
+    judged: Path = typer.Option(
+        None, "--judged", help="Dev pairs a reader judged genuine follow-ups (JSON list of "
+                               "[follow-up, origin, name]; docs/links-dev-judged.json)."),
     as_json: bool = common.json_option(),
 ) -> None:
     """Link recall (a follow-up linked to its origin), precision on the dev pairs, and the
@@ -54,8 +57,9 @@ def eval_threads_command(
     params = LinkParams()
     if min_similarity is not None:
         params = replace(params, min_similarity=min_similarity,
-                         same_artefact_similarity=max(min_similarity, 0.0) + 0.4)
-    result = evaluate_threads(threads, found, source, corpus, old_names, params)
+                         risky_similarity=min_similarity + 0.10)
+    result = evaluate_threads(threads, found, source, corpus, old_names, params,
+                              judged=load_judged(judged) if judged else None)
     common.output(result, as_json, _print_eval)
 
 
@@ -65,6 +69,9 @@ def _print_eval(result: dict[str, Any]) -> None:
         f"({result['ambiguous']:,} ambiguous) in {result['link_seconds']} s")
     say(f"dev: {result['dev_threads']} threads, {result['dev_pairs']} pairs, of which "
         f"{result['dev_pairs_using']} only use the name")
+    if "recall_judged" in result:
+        say(f"recall: {result['recall_judged']:.3f} of the {result['judged_pairs']} pairs judged "
+            f"genuine follow-ups ({result['judged_links_wrong']} links to pairs judged wrong)")
     say(f"recall: {result['recall_using']:.3f} of the pairs that use the name, "
         f"{result['recall_all']:.3f} of all pairs")
     say(f"precision on the dev pairs: {result['precision']:.3f} of {result['links_to_dev_origins']} "

@@ -34,6 +34,14 @@ from papersift.links.threads import Corpus, Thread, ThreadParams, build_threads
 WINDOW_DAYS = 90
 
 
+def load_judged(path: Path) -> set[tuple[str, str]]:
+    """Pairs of the dev file a reader judged genuine follow-ups: a JSON list of
+    [follow-up, origin, name] (docs/links-dev-judged.json)."""
+    if not path.is_file():
+        raise UsageError(f"file not found: {path}")
+    return {(str(row[0]), str(row[1])) for row in json.loads(path.read_text(encoding="utf-8"))}
+
+
 def load_dev(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     if not path.is_file():
         raise UsageError(f"file not found: {path}")
@@ -53,9 +61,10 @@ def _within(day: str, origin_day: str) -> bool:
 
 
 def score_links(dev: Sequence[dict[str, Any]], result: LinkResult,
-                papers: dict[str, Paper], read: Callable[[Paper], Any] = read_paper
-                ) -> dict[str, Any]:
-    """Recall (all pairs, pairs that only use the name), precision and how collisions went."""
+                papers: dict[str, Paper], read: Callable[[Paper], Any] = read_paper,
+                judged: set[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Recall (all pairs, pairs that only use the name, pairs a reader judged genuine
+    follow-ups), precision and how collisions went."""
     linked = {(k.source, k.target) for k in result.links if k.status == "linked"}
     ambiguous = {(k.source, k.target) for k in result.links if k.status == "ambiguous"}
     origins = {t["origin"]: t for t in dev}
@@ -69,7 +78,12 @@ def score_links(dev: Sequence[dict[str, Any]], result: LinkResult,
     ours = {(s, t) for s, t in linked if t in origins
             and _within(papers[s].announced, papers[t].announced)}
     collisions = pairs - using
-    return {
+    extra = {}
+    if judged:
+        extra = {"judged_pairs": len(judged),
+                 "recall_judged": _share(len(judged & linked), len(judged)),
+                 "judged_links_wrong": len((ours & pairs) - judged - collisions)}
+    return extra | {
         "dev_threads": len(dev), "dev_pairs": len(pairs), "dev_pairs_using": len(using),
         "recall_all": _share(len(pairs & linked), len(pairs)),
         "recall_using": _share(len(using & linked), len(using)),
@@ -110,7 +124,8 @@ def evaluate_threads(dev_path: Path, papers: Sequence[Paper], vectors: VectorSou
                      corpus_vectors: Callable[[], Corpus] | None = None,
                      old_names: OldNames | None = None,
                      params: LinkParams = LinkParams(),
-                     thread_params: ThreadParams = ThreadParams()) -> dict[str, Any]:
+                     thread_params: ThreadParams = ThreadParams(),
+                     judged: set[tuple[str, str]] | None = None) -> dict[str, Any]:
     """Links over every paper, scored against the dev threads; threads' purity when a full
     corpus of vectors is given (close papers need every paper's vector)."""
     task, dev = load_dev(dev_path)
@@ -134,7 +149,7 @@ def evaluate_threads(dev_path: Path, papers: Sequence[Paper], vectors: VectorSou
                               "ambiguous": sum(k.status == "ambiguous" for k in result.links),
                               "link_seconds": round(seconds, 1),
                               "papers_with_vectors": report_focus}
-    report |= score_links(dev, result, by_id, read)
+    report |= score_links(dev, result, by_id, read, judged)
     corpus = corpus_vectors() if corpus_vectors else Corpus(
         [p.id for p in papers], [p.announced for p in papers], _no_vectors(len(papers)))
     threads = build_threads(result.artefacts, result.links, corpus,

@@ -8,10 +8,10 @@ day never link to each other). On each day:
    `max_prior_refs` earlier papers that no artefact explains (GRPO, PPO);
 2. a paper that mentions the name of an earlier artefact without defining it is linked to it
    when their meanings are close enough (cosine of the papers' unit vectors, plus a bonus for
-   a shared category). Where a name belongs to several artefacts (two "SPPO"s) the closest
-   wins; when two are within `ambiguous_margin` the link is kept as ambiguous, not shown as a
-   link. A paper that coins a name an earlier artefact holds is a follow-up of it only when
-   very close (`same_artefact_similarity`), else a new artefact of the same name.
+   a shared category; closer for a risky name, one with other uses before). Where a name
+   belongs to several artefacts (two "SPPO"s) the closest wins; when two are within
+   `ambiguous_margin` the link is kept as ambiguous, not shown as a link. A paper that
+   defines a name an earlier artefact holds names its own artefact: never a link.
 
 The state after a run is what the next run starts from, so `update(state, new papers)` gives
 exactly the links a full build over all papers would give for them.
@@ -49,6 +49,9 @@ class Artefact:
     day: str
     categories: tuple[str, ...]
     how: str  # title, intro or acronym
+    # The name had other uses before (an older corpus, earlier papers here, or it is an English
+    # word in capitals: SECOND, DATE): a mention needs a closer meaning to count.
+    risky: bool = False
 
     @property
     def key(self) -> str:
@@ -70,10 +73,13 @@ class Link:
 
 @dataclass(frozen=True)
 class LinkParams:
-    min_similarity: float = 0.30
+    # all-MiniLM-L6-v2 cosines (plus category_bonus), read off the dev threads' follow-ups that
+    # use the name (docs/links.md): genuine ones mostly 0.55-0.86, same-field collisions 0.3-0.57;
+    # 0.55 keeps 31 of the 33 judged genuine, 0.60 29.
+    min_similarity: float = 0.55
+    risky_similarity: float = 0.65
     category_bonus: float = 0.05
     ambiguous_margin: float = 0.03
-    same_artefact_similarity: float = 0.70
     # Earlier papers of the corpus that used a name no artefact explains, at most, for a paper
     # that says "we introduce NAME" / titles "NAME: ..." to coin it.
     max_prior_refs: int = 1
@@ -81,6 +87,8 @@ class LinkParams:
     # Papers of an older corpus (old_names) that used a name, from which it is old.
     old_min_papers: int = 3
     old_min_papers_title: int = 20
+    # A lowercase word in this many older papers ("second", "date"): its capitals are risky.
+    word_min_papers: int = 20
     # More than this many papers using a new name within uptake_days of its origin: the name
     # was known before (a new artefact is rarely used by others within its first week).
     max_early_uptake: int = 3
@@ -219,8 +227,10 @@ def _run_day(state: LinkState, day: list[_Read], old_names: OldNames,
                 how = coined[name].how
                 if how != "acronym" and _new_name_ok(state, name, how, used_today[name] - 1,
                                                      old_names, params):
+                    risky = bool(state.refs.get(name) or old_names.get(name)
+                                 or old_names.get(name.lower(), 0) >= params.word_min_papers)
                     new.append(Artefact(name, item.paper.id, item.paper.announced,
-                                        item.paper.categories, coined[name].how))
+                                        item.paper.categories, coined[name].how, risky))
             else:
                 unexplained.append(name)
     _watch_uptake(state, day, used_today, params, result)
@@ -282,18 +292,25 @@ def _link(state: LinkState, item: _Read, name: str, coins: bool,
           params: LinkParams) -> Link | None:
     """The link from this paper to the artefact `name` means here, if any."""
     candidates = [a for a in state.artefacts.get(name, ()) if a.origin != item.paper.id]
-    if not candidates or item.vector is None:
+    if coins or not candidates or item.vector is None:
+        # A paper that defines the name again ("SEAL: ...", "we propose MARS (...)") names
+        # its own artefact: sentence vectors of two safety papers are close (0.6-0.8) even
+        # when their SEALs are different things.
         return None
     scored = sorted(((_score(state, item, a, params), a) for a in candidates),
                     key=lambda pair: -pair[0])
     best_score, best = scored[0]
-    need = params.same_artefact_similarity if coins else params.min_similarity
-    if best_score < need:
+    if best_score < _need(best, params):
         return None
-    close = [a.origin for s, a in scored[1:] if s >= need and best_score - s < params.ambiguous_margin]
+    close = [a.origin for s, a in scored[1:]
+             if s >= _need(a, params) and best_score - s < params.ambiguous_margin]
     status = "ambiguous" if close else "linked"
     return Link(item.paper.id, best.origin, name, item.paper.announced, round(best_score, 4),
                 status, tuple(close))
+
+
+def _need(artefact: Artefact, params: LinkParams) -> float:
+    return params.risky_similarity if artefact.risky else params.min_similarity
 
 
 def links_by_origin(links: Iterable[Link]) -> Mapping[str, list[Link]]:

@@ -96,10 +96,18 @@ def _introduced(words: list[str]) -> str | None:
         if tail[:1] in {",", ".", ";", ":", ")"} or not following or following[:1] in "([-–—" \
                 or following.strip(",.") in _FOLLOW:
             return core
+        # "we propose the BRIDGE framework" coins BRIDGE; "a PEFT method" uses PEFT.
+        if i and words[i - 1].lower() in {"the", "our"} and following.strip(",.") in _KINDS:
+            return core
         return None
     return None
 
 
+_KINDS = frozenset("""framework model method benchmark dataset system approach algorithm
+architecture pipeline agent suite toolkit library metric score loss module network corpus
+platform strategy paradigm""".split())
+_PARTS = _KINDS | frozenset("""challenge track leaderboard workshop test set split task tasks
+subset benchmarks datasets models results evaluation""".split())
 _FOLLOW = frozenset(["which", "that", "to", "for", "as", "and", "with", "on", "in", "is", "are", "by", "via", "from", "where", "whose"])
 
 
@@ -151,6 +159,24 @@ def _before(text: str, start: int) -> str:
     return text[begin:end].strip(".-")
 
 
+def _longer_name_follows(text: str, end: int, field: str) -> bool:
+    """"EPIC KITCHENS", "ARES OS", "SCOUT Mini": the next token, one space on, continues the
+    name (in titles only a name-shaped one: every title word is capitalised)."""
+    if text[end:end + 1] != " ":
+        return False
+    match = _RE_QUICK.match(text, end + 1)
+    if not match:
+        return text[end + 1:end + 2].isdigit()  # "SAM 2", "WeatherBench 2": another version
+    after = match.group(0)
+    if after[:1].isdigit():
+        # A version ("WeatherBench 2", "ALOHA 2.0") is another artefact; a year is not.
+        return not (len(after) == 4 and after.isdigit())
+    if any(c.isdigit() for c in after) or after.lower() in _PARTS:
+        return False  # "MMBench-GUI L2", "MOSEv2 Challenge": a part of the same artefact
+    return name_shaped(after) or after.isupper() and len(after) > 1 or (
+        field == "abstract" and after[:1].isupper() and after.lower() not in _LEAD)
+
+
 def _mostly_capitals(text: str) -> bool:
     words = text.split()
     return len(words) >= 3 and sum(w.isupper() for w in words) * 2 > len(words)
@@ -173,12 +199,16 @@ def mentioned_names(title: str, abstract: str) -> set[str]:
             if before and (name_shaped(before) or (
                     field == "abstract" and before[:1].isupper() and before.lower() not in _LEAD)):
                 continue
+            if _longer_name_follows(text, match.end(), field):
+                continue
             if name_shaped(token):
                 names.add(token)
             if "-" in token:
                 head, _, tail = token.partition("-")
                 if tail.islower() and name_shaped(head):
                     names.add(head)
+            if token.endswith("+") and name_shaped(token.rstrip("+")):
+                names.add(token.rstrip("+"))  # "BlendedNet++" builds on BlendedNet
     return names
 
 

@@ -10,7 +10,11 @@ from collections import Counter
 from pathlib import Path
 
 from papersift.errors import UsageError
+import re
+
 from papersift.links.names import quick_names
+
+_RE_LOWER = re.compile(r"\b[a-z]{3,}\b")
 
 
 def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
@@ -24,7 +28,10 @@ def count_names(snapshot: Path, limit: int | None = None) -> Counter[str]:
             if limit is not None and number >= limit:
                 break
             row = json.loads(line)
-            counts.update(quick_names(f"{row.get('title') or ''} {row.get('abstract') or ''}"))
+            text = f"{row.get('title') or ''} {row.get('abstract') or ''}"
+            counts.update(quick_names(text))
+            # Lowercase words too: the capitals of a common word ("SECOND") are a risky name.
+            counts.update(set(_RE_LOWER.findall(text)))
     return counts
 
 
