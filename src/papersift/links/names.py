@@ -87,6 +87,8 @@ def _introduced(words: list[str]) -> str | None:
     "SkillsBench, a benchmark" or "LoGRA (Low-..." but not "a PEFT method" (a modifier)."""
     for i, word in enumerate(words[:7]):
         core = word.strip(",.;:()[]{}\"'“”")
+        if core.lower() in _NOT_BEFORE_NAME:
+            return None  # "we present results on ScanRefer": the name is not what is presented
         if core.islower() or not core:
             continue
         if not name_shaped(core) or word.startswith(("(", "[")):
@@ -103,6 +105,9 @@ def _introduced(words: list[str]) -> str | None:
     return None
 
 
+_NOT_BEFORE_NAME = frozenset("""on in with for using from via by across to of over against
+than results experiments evaluations improvements gains extensive comprehensive analyses
+analysis study studies findings baselines""".split())
 _KINDS = frozenset("""framework model method benchmark dataset system approach algorithm
 architecture pipeline agent suite toolkit library metric score loss module network corpus
 platform strategy paradigm""".split())
