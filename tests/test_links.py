@@ -15,7 +15,7 @@ import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 from typer.testing import CliRunner
 
-from papersift.cli.app import app
+from papersift.cli.main import app
 from papersift.links.evaluate import load_dev, score_links, thread_purity
 from papersift.links.linker import (
     LinkParams,

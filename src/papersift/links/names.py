@@ -105,14 +105,9 @@ def _introduced(words: list[str]) -> str | None:
     return None
 
 
-_NOT_BEFORE_NAME = frozenset("""on in with for using from via by across to of over against
-than results experiments evaluations improvements gains extensive comprehensive analyses
-analysis study studies findings baselines""".split())
-_KINDS = frozenset("""framework model method benchmark dataset system approach algorithm
-architecture pipeline agent suite toolkit library metric score loss module network corpus
-platform strategy paradigm""".split())
-_PARTS = _KINDS | frozenset("""challenge track leaderboard workshop test set split task tasks
-subset benchmarks datasets models results evaluation""".split())
+_NOT_BEFORE_NAME = frozenset(["on", "in", "with", "for", "using", "from", "via", "by", "across", "to", "of", "over", "against", "than", "results", "experiments", "evaluations", "improvements", "gains", "extensive", "comprehensive", "analyses", "analysis", "study", "studies", "findings", "baselines"])
+_KINDS = frozenset(["framework", "model", "method", "benchmark", "dataset", "system", "approach", "algorithm", "architecture", "pipeline", "agent", "suite", "toolkit", "library", "metric", "score", "loss", "module", "network", "corpus", "platform", "strategy", "paradigm"])
+_PARTS = _KINDS | frozenset(["challenge", "track", "leaderboard", "workshop", "test", "set", "split", "task", "tasks", "subset", "benchmarks", "datasets", "models", "results", "evaluation"])
 _FOLLOW = frozenset(["which", "that", "to", "for", "as", "and", "with", "on", "in", "is", "are", "by", "via", "from", "where", "whose"])
 
 

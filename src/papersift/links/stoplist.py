@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
 from papersift.errors import UsageError
-import re
-
 from papersift.links.names import quick_names
 
 _RE_LOWER = re.compile(r"\b[a-z]{3,}\b")
