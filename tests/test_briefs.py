@@ -15,7 +15,7 @@ import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from papersift.briefs.check import check_brief, check_briefs
-from papersift.briefs.week import build_brief, build_week
+from papersift.briefs.week import build_brief, build_week, builtin_writer
 from papersift.briefs.weeks import growth, parse_week, week_of, weeks_before
 from papersift.errors import UsageError
 from papersift.links.threads import Thread
@@ -141,3 +141,12 @@ def test_a_writer_that_breaks_the_rule_gives_way_to_the_builtin_one() -> None:
                         _vectors(papers), [], writer=liar)
     assert brief["brief"]["writer"] == "builtin"
     assert "987654" not in json.dumps(brief["brief"])
+
+
+def test_a_paper_whose_summary_names_another_paper_is_cited_by_its_title() -> None:
+    """2504.15349's abstract names arXiv:2106.06981: its sentence must not name an uncited id."""
+    with gzip.open(shared_file("arxiv-2025-2026.jsonl.gz"), "rt", encoding="utf-8") as handle:
+        paper = next(row for row in map(json.loads, handle) if row["id"] == "2504.15349")
+    sentences = builtin_writer([paper])
+    assert check_brief({"sentences": sentences}, {paper["id"]: paper}, {paper["id"]},
+                       min_sentences=1) == []

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from papersift.briefs.check import check_brief
+from papersift.briefs.check import RE_CITE, check_brief
 from papersift.briefs.weeks import growth, parse_week, week_of
 from papersift.links.threads import Thread
 from papersift.summarize.authors import author_naming
@@ -35,7 +35,11 @@ def builtin_writer(picks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         tldr = write_builtin(dict(paper)).tldr.strip()
         subject, _ = author_naming(list(paper.get("authors") or []))
         pid = paper["id"]
-        if subject and tldr.startswith(subject):
+        if set(RE_CITE.findall(tldr)) - {pid}:
+            # The TL;DR names another paper by id ("extends arXiv:2106.06981"): a brief
+            # sentence names only what it cites, so say what the paper is called instead.
+            text = f"{pid} is titled \"{' '.join(str(paper['title']).split())}\"."
+        elif subject and tldr.startswith(subject):
             text = f"{subject} ({pid}){tldr[len(subject):]}"
         else:
             text = f"In {pid}, {tldr[:1].lower()}{tldr[1:]}"
