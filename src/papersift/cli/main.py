@@ -9,6 +9,7 @@ import click
 from papersift.cli import common
 from papersift.cli import digest as _digest  # noqa: F401  (registers commands)
 from papersift.cli import ingest as _ingest  # noqa: F401
+from papersift.cli import links as _links  # noqa: F401
 from papersift.cli import migrate as _migrate  # noqa: F401
 from papersift.cli import readers as _readers  # noqa: F401
 from papersift.cli import search as _search  # noqa: F401
