@@ -133,7 +133,7 @@ LAYERS = (
     ("papersift.sources",),
     ("papersift.store",),
     ("papersift.ingest", "papersift.search", "papersift.summarize"),
-    ("papersift.topics",),
+    ("papersift.topics", "papersift.links", "papersift.briefs"),
     ("papersift.readers",),
     ("papersift.recommend",),
     ("papersift.delivery",),
