@@ -37,6 +37,11 @@ _ARXIV_ID = re.compile(
 _ENTRY = re.compile(r"@[ \t]*+([A-Za-z]++)[ \t\r\n]*+[{(]")
 _FIELD_NAME = re.compile(r"[\s,]*+([A-Za-z_][\w:.+/-]*+)\s*+=\s*+")
 _WORD = re.compile(r"[\w:.+/-]++")
+# Most fields in one step: a name and a value without braces inside (braced, quoted or a
+# word), not followed by a '#' concatenation; anything else takes the general path.
+_PLAIN_FIELD = re.compile(
+    r'[\s,]*+([A-Za-z_][\w:.+/-]*+)\s*+=\s*+(?:\{([^{}]*+)\}|"([^"{}]*+)"|([\w:.+/-]++))'
+    r"(?!\s*+#)")
 _CONCAT = re.compile(r"\s*+#\s*+")
 _BRACE = re.compile(r"[{}]")
 _QUOTE_OR_BRACE = re.compile(r'["{}]')
@@ -182,6 +187,12 @@ def _bibtex_fields(text: str, start: int, end: int, depths: _Depths
             break
         if count >= MAX_FIELDS:  # one entry of 300,000 fields took 1.6 s
             return key, fields, f"more than {MAX_FIELDS} fields; the rest were not read"
+        plain = _PLAIN_FIELD.match(text, position, end)
+        if plain is not None:
+            value = plain.group(2) if plain.group(2) is not None else plain.group(3)
+            fields[plain.group(1).lower()] = plain.group(4) if value is None else value
+            position = plain.end()
+            continue
         name = _FIELD_NAME.match(text, position, end)
         if name is None:
             break  # the entry's closing brace, or text that is not a field
