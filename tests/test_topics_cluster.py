@@ -46,7 +46,11 @@ def test_exact_blocks_shrink_with_the_corpus_and_change_no_neighbour(
     whole = neighbours(corpus, np.arange(3000), k=10)
     monkeypatch.setattr(cluster_module, "_BLOCK_CELLS", 8 * 3000)  # 8 rows per product
     assert exact_block(3000) == 8
-    assert np.array_equal(neighbours(corpus, np.arange(3000), k=10), whole)
+    # The same neighbours; two of a row may swap places when their similarities tie to the
+    # last bit (another block shape sums in another order: seen once in 3,000 rows).
+    blocked = neighbours(corpus, np.arange(3000), k=10)
+    assert [set(row) for row in blocked] == [set(row) for row in whole]
+    assert np.mean([np.array_equal(a, b) for a, b in zip(blocked, whole, strict=True)]) > 0.99
     assert [set(row) for row in whole] == exact_top(corpus, 10)
 
 
