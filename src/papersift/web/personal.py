@@ -1,0 +1,51 @@
+"""A signed-in reader's state laid over a page everyone shares (ratings, saves, follows and claims of what it shows) and the front page's "For you" strip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from papersift.recommend.feed import build_feed
+from papersift.web import reader_views
+from papersift.web.views import Site
+
+FOR_YOU = 5
+
+
+def page_ids(data: dict[str, Any]) -> list[str]:
+    """The papers a page shows as cards (and a paper page's own paper)."""
+    ids = [p["id"] for key in ("papers", "similar", "results") for p in data.get(key) or []]
+    if data.get("paper"):
+        ids.append(data["paper"]["id"])
+    return list(dict.fromkeys(ids))
+
+
+def personalize(site: Site, data: dict[str, Any], session: dict[str, Any],
+                here: str) -> dict[str, Any]:
+    """The page's dict (shared: left as it is) with the reader's state of what it shows under
+    `me`: the template draws the controls from it. `here` is where a form sends the browser
+    back to (the page's path and query)."""
+    store, reader = site.store, session["reader"]
+    rid = reader["id"]
+    strip = for_you(site, session) if data.get("page") == "front" and data.get("day") else None
+    ids = page_ids(data) + [p["id"] for p in strip or []]
+    reactions = {r["paper_id"]: r["reaction"] for r in store.readers.reactions_of(rid)}
+    me = {
+        "here": here,
+        "reactions": {pid: reactions[pid] for pid in ids if pid in reactions},
+        "saved": store.readers.saved_in(rid, ids),
+        "follows": [f"{f['kind']}:{f['value']}" for f in store.readers.follows_of(rid)],
+        "claims": [c["author_slug"] for c in store.readers.claims_of(rid)],
+        "collections": [c["name"] for c in store.readers.collections_of(rid)],
+    }
+    out = dict(data, me=me, reader={"name": reader["name"]}, csrf=session["csrf_token"])
+    if strip is not None:
+        out["for_you"] = strip
+    return out
+
+
+def for_you(site: Site, session: dict[str, Any]) -> list[dict[str, Any]]:
+    """The reader's top papers of /me, with their reasons (not marked shown: /me shows them)."""
+    feed = build_feed(site.store, site.settings, session["reader"])
+    feed.items = [i for i in feed.items if i["slot"] == "ranked"][:FOR_YOU]
+    # The strip's cards are anchored apart from the same papers' cards further down.
+    return [dict(p, card_prefix="fy-") for p in reader_views.feed_papers(site.store, feed)]
