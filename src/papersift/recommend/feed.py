@@ -66,8 +66,7 @@ def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
                    store.readers.profile_entries(reader["id"]), list(liked),
                    list(liked.values()),
                    [r["paper_id"] for r in reactions if r["reaction"] != "up"],
-                   # A saved paper is the reader's already: a reason, never a suggestion.
-                   {r["paper_id"] for r in reactions} | set(saved)
+                   {r["paper_id"] for r in reactions}
                    | store.readers.shown_before(reader["id"], today),
                    store.readers.claims_of(reader["id"]))
 

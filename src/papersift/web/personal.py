@@ -46,6 +46,9 @@ def personalize(site: Site, data: dict[str, Any], session: dict[str, Any],
 def for_you(site: Site, session: dict[str, Any]) -> list[dict[str, Any]]:
     """The reader's top papers of /me, with their reasons (not marked shown: /me shows them)."""
     feed = build_feed(site.store, site.settings, session["reader"])
-    feed.items = [i for i in feed.items if i["slot"] == "ranked"][:FOR_YOU]
+    ranked = [i for i in feed.items if i["slot"] == "ranked"]
+    # A paper the reader saved is theirs already: the strip suggests others.
+    saved = site.store.readers.saved_in(session["reader"]["id"], [i["paper_id"] for i in ranked])
+    feed.items = [i for i in ranked if i["paper_id"] not in saved][:FOR_YOU]
     # The strip's cards are anchored apart from the same papers' cards further down.
     return [dict(p, card_prefix="fy-") for p in reader_views.feed_papers(site.store, feed)]
