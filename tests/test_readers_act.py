@@ -76,6 +76,8 @@ def test_anonymous_pages_offer_a_sign_in_link_not_forms(site: Any) -> None:
             assert page.status_code == 200, path
             assert 'class="react"' not in page.text and 'class="follow"' not in page.text
             assert "Sign in to rate or save" in page.text, path
+        search = anonymous.get(urls.with_query(urls.SEARCH, q="learning")).text
+        assert "/login?next=/search%3Fq%3Dlearning" in search  # back to the same results
         topic = anonymous.get(urls.topic(site.topic))
         assert "Sign in to follow this topic" in topic.text
         assert topic.headers["cache-control"].startswith("public")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from typing import Any
 
 from papersift.recommend.feed import build_feed
@@ -9,6 +12,10 @@ from papersift.web import reader_views
 from papersift.web.views import Site
 
 FOR_YOU = 5
+FOR_YOU_SECONDS = 60.0
+FOR_YOU_READERS = 1024  # strips kept (one per reader, the least recently used dropped)
+_strips: OrderedDict[tuple[int, int], tuple[Any, float, list[dict[str, Any]]]] = OrderedDict()
+_lock = threading.Lock()
 
 
 def page_ids(data: dict[str, Any]) -> list[str]:
@@ -44,7 +51,27 @@ def personalize(site: Site, data: dict[str, Any], session: dict[str, Any],
 
 
 def for_you(site: Site, session: dict[str, Any]) -> list[dict[str, Any]]:
-    """The reader's top papers of /me, with their reasons (not marked shown: /me shows them)."""
+    """The reader's top papers of /me, with their reasons (not marked shown: /me shows them).
+    Kept a minute per reader until their signals change: the front page is where a reader
+    comes back to most, and ranking the window is most of its cost."""
+    reader = session["reader"]
+    key = (id(site), reader["id"])
+    version = (reader["signals_version"], site.store.pages.latest_day())
+    now = time.monotonic()
+    with _lock:
+        hit = _strips.get(key)
+        if hit and hit[0] == version and now - hit[1] < FOR_YOU_SECONDS:
+            _strips.move_to_end(key)
+            return hit[2]
+    strip = _for_you(site, session)
+    with _lock:
+        _strips[key] = (version, now, strip)
+        while len(_strips) > FOR_YOU_READERS:
+            _strips.popitem(last=False)
+    return strip
+
+
+def _for_you(site: Site, session: dict[str, Any]) -> list[dict[str, Any]]:
     feed = build_feed(site.store, site.settings, session["reader"])
     ranked = [i for i in feed.items if i["slot"] == "ranked"]
     # A paper the reader saved is theirs already: the strip suggests others.
