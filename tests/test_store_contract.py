@@ -336,3 +336,24 @@ def test_the_store_as_a_whole(backend: Store) -> None:
         other.papers.upsert_papers([prepare_record(
             record(7, "Another paper from another connection", "2026-01-15", ["Z"], ["cs.AI"]))])
         assert backend.data_version() != before  # what the page cache watches
+
+
+def test_claims_and_saved_papers_are_each_readers_own(backend: Store) -> None:
+    ada = backend.readers.add_reader("ada", None, "hash")
+    bob = backend.readers.add_reader("bob", None, "hash")
+    version = backend.readers.get_reader(ada)["signals_version"]
+    assert backend.readers.add_claim(ada, "ada-lovelace")
+    assert not backend.readers.add_claim(ada, "ada-lovelace")  # claimed already
+    assert backend.readers.get_reader(ada)["signals_version"] > version
+    assert [c["author_slug"] for c in backend.readers.claims_of(ada)] == ["ada-lovelace"]
+    assert backend.readers.claims_of(bob) == []
+    assert not backend.readers.remove_claim(bob, "ada-lovelace")
+    backend.readers.add_to_collection(ada, "To read", PAPERS[0].id)
+    backend.readers.add_to_collection(ada, "Best", PAPERS[0].id)
+    backend.readers.add_to_collection(bob, "Mine", PAPERS[1].id)
+    assert backend.readers.saved_in(ada, [PAPERS[0].id, PAPERS[1].id]) == {
+        PAPERS[0].id: ["Best", "To read"]}
+    assert backend.readers.saved_in(ada, []) == {}
+    assert backend.readers.remove_claim(ada, "ada-lovelace")
+    assert backend.readers.claims_of(ada) == []
+    assert backend.readers.remove_reader(ada)

@@ -47,6 +47,7 @@ def fill(store: Store) -> None:
     store.readers.add_session(reader, "token", "csrf", "2030-01-01T00:00:00Z")
     store.readers.add_invitation("code", "2030-01-01T00:00:00Z")
     store.readers.add_follow(reader, "topic", "graphs")
+    store.readers.add_claim(reader, "ada-lovelace")
     store.readers.set_reaction(reader, PAPERS[0].id, "up")
     store.readers.add_to_collection(reader, "To read", PAPERS[1].id)
     feedback = store.readers.add_feedback(reader, "more about graphs")
@@ -68,6 +69,7 @@ def answers(store: Store) -> dict[str, Any]:
         "topics": store.topics.list_topics(), "moved": store.topics.find_topic("vision"),
         "sections": store.topics.list_sections(), "day": store.pages.day_papers("2026-01-05"),
         "reader": reader, "reactions": store.readers.reactions_of(reader["id"]),
+        "claims": store.readers.claims_of(reader["id"]),
         "digests": store.delivery.digests_of(reader["id"]),
         "label": store.topics.cached_topic_label("hash"),
         "summaries": store.summaries.summary_stats(),
@@ -84,7 +86,7 @@ def test_a_store_copied_into_postgresql_and_back_is_the_same_store(
     result = CliRunner().invoke(app, ["migrate", "--to", postgres_url, "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["ok"] and report["counts"]["tables"] == 30
+    assert report["ok"] and report["counts"]["tables"] == 31
     assert all(t["same"] for t in report["details"]["tables"].values())
     with open_store(postgres_url) as copy:
         assert answers(copy) == before

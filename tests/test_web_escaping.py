@@ -429,6 +429,23 @@ def test_a_readers_pages_show_hostile_text_as_text(client: TestClient, settings:
     check_pages(client, log_in_a_reader(client, settings))
 
 
+def test_shared_pages_of_a_signed_in_reader_show_hostile_text_as_text(
+        client: TestClient, settings: Settings) -> None:
+    """The reader's controls on every shared page (ratings, saves, follows, a claim of the
+    hostile author) keep every value text; the profile lists the claim as text too."""
+    pages = public_pages(client)
+    author = author_path(client)
+    log_in_a_reader(client, settings)
+    with open_store(settings) as store:
+        mallory = store.readers.find_reader("mallory")
+        signals.claim(store, mallory["id"], author.rsplit("/", 1)[1])
+    pages[urls.ME_PROFILE] = [AUTHOR, TITLE]
+    pages[urls.ME] = [AUTHOR]
+    html = check_pages(client, pages)
+    assert 'class="react"' in html[urls.topic("hostile")] and "This is you" in html[author]
+    assert 'class="follow"' in html[urls.with_query(urls.SEARCH, q=QUERY)]
+
+
 def test_pages_answering_forms_and_links_show_hostile_text_as_text(
         client: TestClient, settings: Settings) -> None:
     log_in_a_reader(client, settings)

@@ -21,6 +21,7 @@ def export_reader(store: Store, reader_id: int) -> dict[str, Any]:
         "format": FORMAT, "exported_at": utc_now(),
         "reader": {k: reader.get(k) for k in ("name", "email", "created_at", "last_seen_at")},
         "follows": readers.follows_of(reader_id),
+        "claims": readers.claims_of(reader_id),
         "reactions": readers.reactions_of(reader_id),
         "feedback": readers.feedback_of(reader_id),
         "profile_entries": readers.profile_entries(reader_id),

@@ -162,3 +162,57 @@ def like_found(store: Store, reader_id: int, found: Found) -> dict[str, Any]:
     store.readers.set_reactions(reader_id, liked, "up")
     return {"liked": liked, "unknown": [p for p in wanted if p not in kept],
             "unreadable": found.unreadable}
+
+
+# A claim likes the author's papers up to this many (the newest): a prolific author's whole
+# list would be thousands of ratings written in one request.
+MAX_CLAIM_PAPERS = 500
+MAX_CLAIMS = 5
+
+
+def _claimed_author(store: Store, author_slug: str) -> dict[str, Any]:
+    author = store.pages.find_author((author_slug or "").strip())
+    if author is None:
+        raise SignalError(f"there is no author {author_slug!r}")
+    return author
+
+
+def author_paper_ids(store: Store, author: dict[str, Any]) -> list[str]:
+    """The author's live papers, newest first (up to MAX_CLAIM_PAPERS)."""
+    return [r["id"] for r in store.pages.author_papers_page(author["id"], MAX_CLAIM_PAPERS, 0)[1]]
+
+
+def claim(store: Store, reader_id: int, author_slug: str) -> dict[str, Any]:
+    """"This is me": the author's papers become the reader's liked papers (those the reader
+    rated already keep their rating), the author is followed, and the claim is kept."""
+    author = _claimed_author(store, author_slug)
+    claims = store.readers.claims_of(reader_id)
+    if len(claims) >= MAX_CLAIMS and author["slug"] not in {c["author_slug"] for c in claims}:
+        raise SignalError(f"you have claimed {MAX_CLAIMS} authors already; remove one first "
+                          "(on your profile page)")
+    # The claim first: the likes it gives are those made since it (unclaim takes them back).
+    store.readers.add_claim(reader_id, author["slug"])
+    rated = {r["paper_id"] for r in store.readers.reactions_of(reader_id)}
+    liked = [pid for pid in author_paper_ids(store, author) if pid not in rated]
+    for pid in liked:
+        store.readers.set_reaction(reader_id, pid, "up")
+    store.readers.add_follow(reader_id, "author", author["slug"])
+    return {"author": author["slug"], "liked": len(liked)}
+
+
+def unclaim(store: Store, reader_id: int, author_slug: str) -> dict[str, Any]:
+    """Take a claim back: the likes it gave (the author's papers liked since the claim) and the
+    follow go with it."""
+    author = _claimed_author(store, author_slug)
+    claimed = {c["author_slug"]: c["created_at"] for c in store.readers.claims_of(reader_id)}
+    if author["slug"] not in claimed:
+        return {"author": author["slug"], "unliked": 0}
+    since = claimed[author["slug"]][:19]
+    theirs = set(author_paper_ids(store, author))
+    unliked = [r["paper_id"] for r in store.readers.reactions_of(reader_id)
+               if r["paper_id"] in theirs and r["reaction"] == "up" and r["at"][:19] >= since]
+    for pid in unliked:
+        store.readers.clear_reaction(reader_id, pid)
+    store.readers.remove_follow(reader_id, "author", author["slug"])
+    store.readers.remove_claim(reader_id, author["slug"])
+    return {"author": author["slug"], "unliked": len(unliked)}

@@ -36,6 +36,10 @@ class Feed:
     # too, without reading them again).
     reactions: list[dict[str, Any]] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)
+    # New papers by an author the reader claimed ("This is me"): theirs, not recommendations.
+    own: list[str] = field(default_factory=list)
+    follows: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +52,7 @@ class _Reader:
     liked_dates: list[str]
     disliked: list[str]
     hidden: set[str]  # reacted to, or shown on an earlier day
+    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
@@ -62,7 +67,8 @@ def _signals(store: Store, reader: dict[str, Any], today: str) -> _Reader:
                    list(liked.values()),
                    [r["paper_id"] for r in reactions if r["reaction"] != "up"],
                    {r["paper_id"] for r in reactions}
-                   | store.readers.shown_before(reader["id"], today))
+                   | store.readers.shown_before(reader["id"], today),
+                   store.readers.claims_of(reader["id"]))
 
 
 def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
@@ -72,8 +78,12 @@ def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
     today = (now or datetime.now(UTC)).strftime("%Y-%m-%d")
     win = window(store, settings)
     who = _signals(store, reader, today)
+    mine = {c["author_slug"] for c in who.claims}
+    own = [i for i, row in enumerate(win.candidates.rows)
+           if mine and mine.intersection(row["author_slugs"]) and row["id"] not in who.hidden]
+    theirs = set(own)
     keep = [i for i, pid in enumerate(win.candidates.ids)
-            if pid not in who.hidden and pid not in exclude]
+            if pid not in who.hidden and pid not in exclude and i not in theirs]
     candidates = win.candidates.subset(keep)
     model = reader_model(store, win, reader, who.liked, who.liked_dates, who.disliked, today)
     scores = model.score(candidates)
@@ -82,9 +92,12 @@ def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
     total = scores.total + follow_boost + effect.adjustment
     total[effect.excluded] = -np.inf
     feed = Feed(window={"start": win.start, "papers": len(win.candidates.rows),
-                        "candidates": int(np.isfinite(total).sum())},
-                personalized=bool(who.liked or who.follows or who.entries),
-                reactions=who.reactions, entries=who.entries)
+                        "candidates": int(np.isfinite(total).sum()), "days": win.days,
+                        "widened": win.widened, "feed_days": int(settings.feed_days)},
+                personalized=bool(who.liked or who.follows or who.entries or who.claims),
+                reactions=who.reactions, entries=who.entries,
+                own=[win.candidates.rows[i]["id"] for i in own], follows=who.follows,
+                claims=who.claims)
     labels = name_interests(model, win)
     feed.interests = [{"interest": k, "label": v, "likes": int((model.interest == k).sum())}
                       for k, v in labels.items()]

@@ -19,6 +19,9 @@ from papersift.topics.trends import trending
 BACKGROUND = 1_000  # store papers a reader's word model learns against
 MIN_BACKGROUND = 50
 TRENDING_TOPICS = 6
+# Fewer new papers than this in `feed_days` (a thin week, a young store) and the window widens,
+# up to MAX_DAYS, until it holds them: a feed is never empty by accident.
+MIN_CANDIDATES, MAX_DAYS = 20, 30
 CHECK_SECONDS = 30.0  # how often a worker asks whether new papers arrived
 # Reader models kept per process: a model holds a weight per term (~0.4 MB), and refitting
 # one costs ~15 ms, so a busy worker keeps the active readers' and refits the rest.
@@ -38,6 +41,8 @@ class Window:
     dim: int
     topics: dict[int, dict[str, Any]]
     trending: list[dict[str, Any]]  # the fastest-growing topics, when the window was made
+    days: int = 0  # the days the window spans
+    widened: bool = False  # more than feed_days: they held too few papers
 
     def featurize(self, store: Store, ids: list[str]) -> Papers:
         """Papers outside the window (a reader's likes) in the window's spaces."""
@@ -76,9 +81,13 @@ def window(store: Store, settings: Settings) -> Window:
 
 
 def _build(store: Store, settings: Settings, key: tuple[Any, ...]) -> Window:
-    latest = key[0] or date.today().isoformat()
-    start = (date.fromisoformat(latest[:10]) - timedelta(days=max(1, int(settings.feed_days)) - 1))
+    latest = date.fromisoformat((key[0] or date.today().isoformat())[:10])
+    days = max(1, int(settings.feed_days))
+    start = latest - timedelta(days=days - 1)
     rows = store.readers.ranking_rows(since=start.isoformat())
+    if len(rows) < MIN_CANDIDATES and days < MAX_DAYS:
+        start, rows = _widened(store, latest, start, len(rows))
+    widened = (latest - start).days + 1 > days
     background = store.readers.background_rows(BACKGROUND, start.isoformat())
     if len(background) < MIN_BACKGROUND:  # a young store: learn against all its papers
         background = store.readers.background_rows(BACKGROUND, "9999-12-31")
@@ -90,7 +99,20 @@ def _build(store: Store, settings: Settings, key: tuple[Any, ...]) -> Window:
     topics = {t["id"]: t for t in store.topics.list_topics() if not t["is_other"]}
     return Window(key, start.isoformat(), featurize(rows, space, vectors, dim),
                   featurize(background, space, vectors, dim), space, model, dim, topics,
-                  trending(store, limit=TRENDING_TOPICS))
+                  trending(store, limit=TRENDING_TOPICS), (latest - start).days + 1, widened)
+
+
+def _widened(store: Store, latest: date, start: date, have: int
+             ) -> tuple[date, list[dict[str, Any]]]:
+    """The latest start within MAX_DAYS whose window holds MIN_CANDIDATES papers (or the
+    earliest, when even MAX_DAYS hold fewer), and the window's rows."""
+    rows = store.readers.ranking_rows(since=(latest - timedelta(days=MAX_DAYS - 1)).isoformat())
+    if len(rows) <= have:
+        return start, [r for r in rows if (r["sort_date"] or "") >= start.isoformat()]
+    dates = sorted(((r["sort_date"] or "")[:10] for r in rows), reverse=True)
+    first = date.fromisoformat(dates[min(len(dates), MIN_CANDIDATES) - 1])
+    start = min(start, first)
+    return start, [r for r in rows if (r["sort_date"] or "")[:10] >= start.isoformat()]
 
 
 def reader_model(store: Store, win: Window, reader: dict[str, Any], liked: list[str],

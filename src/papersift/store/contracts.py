@@ -612,6 +612,21 @@ class ReadersStore(Protocol):
         """Paper ids of a collection, newest saved first; None if there is no such collection."""
         ...
 
+    def add_claim(self, reader_id: int, author_slug: str) -> bool:
+        """"This is me": the reader says they are this author; False if claimed already."""
+        ...
+
+    def remove_claim(self, reader_id: int, author_slug: str) -> bool: ...
+
+    def claims_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{author_slug, created_at} of the reader's claims, oldest first."""
+        ...
+
+    def saved_in(self, reader_id: int, paper_ids: Sequence[str]) -> dict[str, list[str]]:
+        """{paper_id: names of the reader's collections holding it} for these papers (those
+        in no collection left out)."""
+        ...
+
     def add_feedback(self, reader_id: int, text: str) -> int: ...
 
     def feedback_of(self, reader_id: int) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ _LISTED = "id, name, email, created_at, last_seen_at, signals_version"
 _READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
-               "delivery_settings", "digests", "digest_papers", "used_links")
+               "delivery_settings", "digests", "digest_papers", "used_links", "claims")
 
 
 def _ranking_sql(db: Database) -> str:
@@ -254,6 +254,32 @@ class Readers(Concern):
             return None
         return self.db.column("SELECT paper_id FROM collection_papers WHERE collection_id = ?"
                               " ORDER BY added_at DESC, paper_id", (collection,))
+
+    # --------------------------------------------------------------- claims
+    def add_claim(self, reader_id: int, author_slug: str) -> bool:
+        return self._signal(reader_id, "INSERT INTO claims (reader_id, author_slug, created_at)"
+                            " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                            (reader_id, author_slug, utc_now())) > 0
+
+    def remove_claim(self, reader_id: int, author_slug: str) -> bool:
+        return self._signal(reader_id, "DELETE FROM claims WHERE reader_id = ?"
+                            " AND author_slug = ?", (reader_id, author_slug)) > 0
+
+    def claims_of(self, reader_id: int) -> list[dict[str, Any]]:
+        return self.db.dicts("SELECT author_slug, created_at FROM claims WHERE reader_id = ?"
+                             " ORDER BY created_at, author_slug", (reader_id,))
+
+    def saved_in(self, reader_id: int, paper_ids: Sequence[str]) -> dict[str, list[str]]:
+        if not paper_ids:
+            return {}
+        condition, params = self.db.any_of("cp.paper_id", list(dict.fromkeys(paper_ids)))
+        found: dict[str, list[str]] = {}
+        for row in self.db.dicts(
+                "SELECT cp.paper_id, c.name FROM collection_papers cp JOIN collections c"
+                f" ON c.id = cp.collection_id WHERE c.reader_id = ? AND {condition}"
+                " ORDER BY c.name", [reader_id, *params]):
+            found.setdefault(row["paper_id"], []).append(row["name"])
+        return found
 
     # ------------------------------------------------------------- feedback
     def add_feedback(self, reader_id: int, text: str) -> int:

@@ -70,6 +70,7 @@ TABLES: tuple[Table, ...] = (
     _t("feedback", "id reader_id text at"),
     _t("profile_entries", "id reader_id kind phrase feedback_id created_at"),
     _t("shown", "reader_id paper_id first_at", "reader_id paper_id"),
+    _t("claims", "reader_id author_slug created_at", "reader_id author_slug"),
     _t("delivery_settings", "reader_id schedule days paused feed_token_hash", "reader_id"),
     _t("digests", "id reader_id day message_id papers status attempts last_error created_at"
        " sent_at"),

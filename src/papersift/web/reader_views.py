@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from papersift.delivery.digest import WEEKDAYS
+from papersift.readers.signals import author_paper_ids
 from papersift.recommend.feed import build_feed
 from papersift.store import Store
 from papersift.web import urls
@@ -34,10 +35,8 @@ def _with_state(entry: dict[str, Any], reactions: dict[str, str]) -> dict[str, A
     return entry
 
 
-def me(site: Site, session: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
-    """Today's ranked feed with each paper's reasons; marks what it shows as shown."""
-    store, reader = site.store, session["reader"]
-    feed = build_feed(store, site.settings, reader, now)
+def feed_papers(store: Store, feed: Any) -> list[dict[str, Any]]:
+    """The feed's items as listed papers, each with its slot, score, reasons and rating."""
     rows = store.pages.listing_by_ids([i["paper_id"] for i in feed.items])
     reactions = {r["paper_id"]: r["reaction"] for r in feed.reactions}
     papers = []
@@ -50,12 +49,39 @@ def me(site: Site, session: dict[str, Any], now: datetime | None = None) -> dict
             dict(r, url=urls.paper(r["paper_id"])) if r.get("paper_id") else r
             for r in entry["reasons"]])
         papers.append(paper)
+    return papers
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """'1 paper', '2 papers', '1,204 papers'."""
+    return f"{n:,} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def me(site: Site, session: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """Today's ranked feed with each paper's reasons; marks what it shows as shown."""
+    store, reader = site.store, session["reader"]
+    feed = build_feed(store, site.settings, reader, now)
+    papers = feed_papers(store, feed)
+    own_rows = store.pages.listing_by_ids(feed.own)
+    own = [item(own_rows[i]) for i in feed.own if i in own_rows]
     store.readers.mark_shown(reader["id"], [p["id"] for p in papers],
                              (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"))
     data = _base("me", f"{reader['name']}’s feed", urls.ME, session)
-    data.update(papers=papers, interests=feed.interests, window=feed.window,
-                personalized=feed.personalized, entries=feed.entries)
+    window = dict(feed.window)
+    window["count_line"] = (f"{plural(len(papers), 'paper')} from "
+                            f"{window.get('papers', 0):,} announced since {window.get('start')}")
+    data.update(papers=papers, interests=feed.interests, window=window,
+                personalized=feed.personalized, entries=feed.entries, own=own,
+                follows=[_follow_view(store, f) for f in feed.follows],
+                claims=[_claim_view(store, c) for c in feed.claims])
     return data
+
+
+def _claim_view(store: Store, claim: dict[str, Any]) -> dict[str, Any]:
+    author = store.pages.find_author(claim["author_slug"])
+    return {"slug": claim["author_slug"], "name": author["name"] if author else
+            claim["author_slug"], "url": urls.author(claim["author_slug"]),
+            "created_at": claim["created_at"]}
 
 
 def _follow_view(store: Store, follow: dict[str, Any]) -> dict[str, Any]:
@@ -82,7 +108,8 @@ def profile(site: Site, session: dict[str, Any]) -> dict[str, Any]:
     reactions = store.readers.reactions_of(rid)
     rated = store.pages.listing_by_ids([r["paper_id"] for r in reactions[:50]])
     data = _base("profile", "Your profile", urls.ME_PROFILE, session)
-    data.update(
+    data.update(claims=_claims_with_papers(store, rid, reactions),
+
         follows=[_follow_view(store, f) for f in store.readers.follows_of(rid)],
         entries=store.readers.profile_entries(rid),
         feedback=store.readers.feedback_of(rid)[:20],
@@ -96,6 +123,23 @@ def profile(site: Site, session: dict[str, Any]) -> dict[str, Any]:
         delivery=dict(store.delivery.delivery_settings(rid), email=reader["email"]),
         weekdays=list(WEEKDAYS), feed_url=None)
     return data
+
+
+def _claims_with_papers(store: Store, rid: int, reactions: list[dict[str, Any]]
+                        ) -> list[dict[str, Any]]:
+    """Each claim with the papers it liked (the author's, liked since the claim)."""
+    claims = []
+    for claim in store.readers.claims_of(rid):
+        view = _claim_view(store, claim)
+        author = store.pages.find_author(claim["author_slug"])
+        theirs = set(author_paper_ids(store, author)) if author else set()
+        liked = [r["paper_id"] for r in reactions if r["paper_id"] in theirs
+                 and r["reaction"] == "up" and r["at"][:19] >= claim["created_at"][:19]]
+        rows = store.pages.listing_by_ids(liked)
+        view["papers"] = [{"id": pid, "title": rows[pid]["title"] if pid in rows else pid,
+                           "url": urls.paper(pid)} for pid in liked]
+        claims.append(view)
+    return claims
 
 
 def collection(site: Site, session: dict[str, Any], name: str) -> dict[str, Any]:

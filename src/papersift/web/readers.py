@@ -41,6 +41,7 @@ class ReaderPages:
         self.sessions = URLSafeSerializer(key, salt="papersift-session")
         self.forms = URLSafeSerializer(key, salt="papersift-form")
         self.secure = self.site.settings.base_url.startswith("https://")
+        web.readers = self  # signed-in requests of the shared pages ask for their session
 
     # ------------------------------------------------------------ sessions
     def session(self, request: Request) -> dict[str, Any] | None:
@@ -95,7 +96,11 @@ class ReaderPages:
     def back(fields: dict[str, str], default: str) -> str:
         """Where to send the browser after a form: a path on this site, never elsewhere."""
         target = fields.get("next") or default
-        return target if target.startswith("/") and not target.startswith("//") else default
+        # A browser reads '/\evil.com' as '//evil.com'; a control character could split the header.
+        if not target.startswith("/") or target.startswith("//") or "\\" in target or \
+                any(ord(c) < 32 or ord(c) == 127 for c in target):
+            return default
+        return target
 
     def page(self, request: Request, data: dict[str, Any], status: int = 200,
               cookie: str | None = None) -> Response:
@@ -306,6 +311,14 @@ class ReaderPages:
         return await self.write(request, lambda s, rid, f: s.readers.remove_from_collection(
             rid, f.get("collection", ""), f.get("paper_id", "")), urls.ME_PROFILE)
 
+    async def claim(self, request: Request) -> Response:
+        return await self.write(request, lambda s, rid, f: signals.claim(
+            s, rid, f.get("author", "")), urls.ME)
+
+    async def unclaim(self, request: Request) -> Response:
+        return await self.write(request, lambda s, rid, f: signals.unclaim(
+            s, rid, f.get("author", "")), urls.ME_PROFILE)
+
     async def import_papers(self, request: Request) -> Response:
         """Like the papers of pasted ids or an exported library; the answer says what was read
         (a browser gets the profile page with it, a script JSON)."""
@@ -357,7 +370,8 @@ def reader_routes(pages: ReaderPages) -> list[Route]:
         (urls.ME_UNFOLLOW, pages.unfollow), (urls.ME_FEEDBACK, pages.feedback),
         (urls.ME_ENTRY_DELETE, pages.remove_entry), (urls.ME_ENTRIES, pages.add_entry),
         (urls.ME_UNSAVE, pages.unsave), (urls.ME_SAVE, pages.save),
-        (urls.ME_IMPORT, pages.import_papers),
+        (urls.ME_IMPORT, pages.import_papers), (urls.ME_UNCLAIM, pages.unclaim),
+        (urls.ME_CLAIM, pages.claim),
     ]
     return [
         *[Route(path, handler, methods=["POST"]) for path, handler in posts],

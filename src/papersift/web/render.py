@@ -6,7 +6,7 @@ import posixpath
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 from jinja2 import Environment, FileSystemLoader
 
@@ -49,6 +49,17 @@ def sparkline(counts: list[int], width: int = 96, height: int = 24) -> str:
                     for i, c in enumerate(counts))
 
 
+def card_id(paper: Any) -> str:
+    """The anchor of a paper's card (a form sends the browser back to it)."""
+    return f"{paper.get('card_prefix') or ''}p-{str(paper['id']).replace('/', '-')}"
+
+
+def sign_in_to(path: str, paper: Any | None = None) -> str:
+    """The log-in page, coming back to `path` (at the paper's card) once signed in."""
+    target = path + (f"#{card_id(paper)}" if paper is not None else "")
+    return f"{urls.LOGIN}?next={quote(target, safe='/')}"
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -57,6 +68,8 @@ def environment() -> Environment:
     )
     env.globals["sparkline"] = sparkline
     env.globals["urls"] = urls
+    env.globals["card_id"] = card_id
+    env.globals["sign_in_to"] = sign_in_to
     return env
 
 

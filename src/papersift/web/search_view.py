@@ -106,6 +106,9 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     overview = topics_overview(site)
     data: dict[str, Any] = {
         "page": "search", "title": f"Search: {q}" if q else "Search", "path": urls.SEARCH,
+        # The page with its query: where signing in comes back to.
+        "here": urls.with_query(urls.SEARCH, q=q, mode=params.get("mode"), **raw_filters,
+                                page=page),
         "query": {"q": q, "mode": mode, **raw_filters, "page": page},
         "feed": urls.with_query(urls.SEARCH_FEED, q=q, mode=mode, **raw_filters) if q else None,
         "modes": list(MODES),

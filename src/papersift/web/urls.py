@@ -29,6 +29,8 @@ ME_ENTRY_DELETE = "/me/entries/delete"
 ME_SAVE = "/me/collections"
 ME_UNSAVE = "/me/collections/remove"
 ME_IMPORT = "/me/import"
+ME_CLAIM = "/me/claims"
+ME_UNCLAIM = "/me/claims/remove"
 ME_FEED = "/me/feed.atom"  # ?token=…: the private feed (the route is ME_FEED_ROUTE)
 ME_FEED_ROUTE = "/me/feed"
 ME_SCHEDULE = "/me/schedule"

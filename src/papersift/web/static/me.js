@@ -20,6 +20,8 @@ document.addEventListener("submit", async (event) => {
     form.querySelectorAll("button[name=reaction]").forEach((button) => {
       button.setAttribute("aria-pressed", String(button.value === value && value !== "clear"));
     });
+    const undo = form.querySelector("button.undo");
+    if (undo) undo.hidden = value === "clear";
     status.setAttribute("data-state", value === "clear" ? "" : "rated");
   } else {
     status.setAttribute("data-state", "saved");
