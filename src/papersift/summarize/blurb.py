@@ -10,10 +10,11 @@ from itertools import combinations
 
 from papersift.summarize import roles, style
 from papersift.summarize.compress import compress, finish
-from papersift.summarize.editor import edit_sentence
 from papersift.summarize.gate import BLURB_MAX_WORDS
 from papersift.summarize.naming import title_lead, with_title_name
 from papersift.summarize.person import strip_openers
+from papersift.summarize.plainwords import edit, without_release
+from papersift.summarize.register import release_promises
 from papersift.summarize.reporting import Prepared, later_sentence, lead_sentence
 from papersift.summarize.style import PAPER_NOUN
 from papersift.summarize.text import split_sentences
@@ -128,7 +129,10 @@ def drafts(prepared: Prepared, subject: str, singular: bool, name: str | None = 
     With the title's `name`, drafts that open with the title ('X et al. present SILK, ...')
     come after the abstract's own: they are what a blurb falls back on to say the name."""
     teller = _Teller(prepared, subject, singular)
-    sentences = [s for s in prepared.sentences if s.words >= 4]
+    # A sentence that only promises code or data is no news; one that also says more keeps
+    # its news when the sub-editor cuts the promise (polish).
+    sentences = [s for s in prepared.sentences if s.words >= 4 and not (
+        release_promises(s.text) and not without_release(s.text))]
     if not sentences:
         if prepared.title:
             yield Draft(teller.about_title(), (TITLE,))
@@ -278,7 +282,11 @@ def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
             subject, singular = desk.subject, desk.singular
         else:
             subject, singular = (desk.subject, True) if desk.singular else ("They", False)
-        edited.append(edit_sentence(sentence, subject, singular))
+        sentence = edit(sentence, subject, singular)
+        if number and release_promises(sentence):
+            sentence = without_release(sentence)
+        if sentence:
+            edited.append(sentence)
     text = " ".join(edited)
     if desk.name and not style.names_title(text, desk.name):
         named = with_title_name(text, desk.name, desk.title)
@@ -288,7 +296,11 @@ def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
 
 
 # Rules a draft is held to, heaviest first: a draft is chosen by the weight of what it breaks.
-_WEIGHTS = {style.SELF_REFERENCE: 8, style.DANGLING: 4, style.TITLE_NAME: 2, style.HYPE: 1}
+_WEIGHTS = {style.SELF_REFERENCE: 8, style.RELEASE: 8, style.DANGLING: 4, style.FRAGMENT: 4,
+            style.TITLE_NAME: 2, style.HYPE: 1, style.REGISTER: 1}
+# A draft that only keeps some abstract-register word is looked past for this many more
+# passing drafts, no further: the search for a plainer one is what the writer's speed pays.
+_LIGHT_LOOKAHEAD = 3
 
 
 def style_weight(text: str, sentences: list[str], draft: Draft, desk: Desk) -> int:
@@ -310,6 +322,7 @@ def choose(candidates: Iterator[Draft], desk: Desk, gate_check: Callable[[str], 
     draft that breaks the least; else the first draft with the gate's reasons."""
     failure: tuple[str, list[str]] | None = None
     best: tuple[int, str] | None = None
+    light = 0  # passing drafts seen since the best broke only light rules
     polished: dict[str, tuple[str, list[str]]] = {}  # draft text -> polished text, sentences
     gated: dict[str, list[str]] = {}  # polished text -> the gate's reasons
     for draft in candidates:
@@ -329,6 +342,10 @@ def choose(candidates: Iterator[Draft], desk: Desk, gate_check: Callable[[str], 
             return text, []
         if best is None or weight < best[0]:
             best = (weight, text)
+        if best[0] <= 1:
+            light += 1
+            if light > _LIGHT_LOOKAHEAD:
+                break
     if best is not None:
         return best[1], []
     return failure or ("", ["empty"])
