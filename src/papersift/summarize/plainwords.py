@@ -82,7 +82,7 @@ def _mend_articles(text: str) -> str:
 
 _RE_ITS_EFFECTIVENESS = re.compile(
     r"\b(demonstrat|validat|verif|confirm|prov|show|highlight|illustrat|underscor)(\w*) "
-    r"(its|their|the) (?:effectiveness|efficacy)\b(?! (?:of|in|for|on|and)\b)", re.I)
+    r"(its|their|the) (?:effectiveness|efficacy)\b(?! (?:of|and)\b)", re.I)
 
 
 def _works(match: re.Match[str]) -> str:

@@ -138,8 +138,7 @@ _RE_TOKEN = re.compile(r"[A-Za-z][A-Za-z'’\-]*\.?")
 _END_WORDS = """a an the of for to and or but nor with by in on at from into onto via than that which
     whose whom who while whereas where when whether if as such including e.g. i.e. like
     between among across through under about against towards toward within without
-    upon its their his her this these those our your both either neither each every any
-    some no is are was were be been being has have had can could will would may might
+    upon its their his her our your every any some no is are was were be been being has have had can could will would may might
     must should shall do does did very e.g i.e vs versus"""
 _DANGLING_ENDS = frozenset(_END_WORDS.split())
 # "and so on." and "later on." end a sentence; "based on." does not.
@@ -202,8 +201,9 @@ def fragment(sentence: str) -> str | None:
         return f"ends in “{last}”"
     if text.endswith((",", ";", ":", "–", "—", "-")):
         return f"ends in “{text[-1]}”"
-    if _RE_DANGLING_TAIL.search(sentence.strip()):
-        return "cut after “" + _RE_DANGLING_TAIL.search(sentence.strip()).group(0)[:1] + "”"
+    tail = _RE_DANGLING_TAIL.search(sentence.strip())
+    if tail and " and " not in tail.group(0) and " or " not in tail.group(0):
+        return "cut after “" + tail.group(0)[:1] + "”"  # a list ("with and without X") is whole
     if not _has_finite_verb(text):
         return "no main verb"
     return None
