@@ -310,3 +310,26 @@ def check_style(blurb: str, title: str = "", abstract: str = "") -> list[Finding
     if name and not names_title(blurb, name):
         findings.append(Finding(TITLE_NAME, name))
     return findings
+
+
+_RULE_WORDS = {REGISTER: "abstract-register wording", HYPE: "hype", SELF_REFERENCE:
+               "talk of the paper itself", DANGLING: "points at what it never said",
+               FRAGMENT: "fragment", RELEASE: "release promise", SENTENCES: "not 2-3 sentences",
+               TITLE_NAME: "the title's name missing"}
+
+
+def style_reasons(tldr: str, blurb: str, title: str = "", abstract: str = "") -> list[str]:
+    """The house style as a gate for a writer's answer (the LLM's): every rule the blurb
+    breaks, and every rule but the sentence count and the name that the TL;DR breaks, as
+    reasons worded like the faithfulness gate's ('blurb: release promise: code is available')."""
+    reasons = []
+    for label, findings in (
+            ("tldr", style_findings(tldr) if tldr else []),
+            ("blurb", check_style(blurb, title, abstract) if blurb else [])):
+        by_rule: dict[str, list[str]] = {}
+        for finding in findings:
+            by_rule.setdefault(finding.rule, []).append(finding.evidence)
+        for rule, evidence in by_rule.items():
+            shown = ", ".join(dict.fromkeys(evidence))
+            reasons.append(f"{label}: {_RULE_WORDS[rule]}: {shown}")
+    return reasons
