@@ -139,21 +139,18 @@ def plain_register(text: str) -> str:
     lowered = text.lower()
     if not any(piece in lowered for piece in REGISTER_PIECES):
         return text
+    capital, original = text[:1].isupper(), text
     for pieces, pattern, replace in _EDITS:
         if any(piece in lowered for piece in pieces):
             text = pattern.sub(replace, text)
-    original = text
     if any(piece in lowered for piece in _DROPPED_PIECES):
-        opens = bool(_RE_DROPPED.match(text))
         text = _RE_DROPPED.sub("", text)
-        if opens:
-            text = text[:1].upper() + text[1:]
     if text == original:
         return text
     text = re.sub(r"\b(and|or|,) (and|or)\b", r"\1", text)
     text = re.sub(r"  +", " ", text).replace(" ,", ",")
     text = _mend_articles(text)
-    if text[:1].islower() and original[:1].isupper():
+    if capital and text[:1].islower():
         text = text[:1].upper() + text[1:]
     return text
 
