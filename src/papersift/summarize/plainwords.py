@@ -22,7 +22,7 @@ _EXPERIMENT_NOUNS = (r"experiments?|experimentation|evaluations?|analys[ie]s|abl
 _SOTA = r"(?:state[- ]of[- ]the[- ]art|SOTA|SoTA)"
 # "(SOTA)" after what it abbreviates, and "state-of-the-art" before what was compared.
 _RE_SOTA_PAREN = re.compile(rf"\s*\({_SOTA}\)")
-_RE_SOTA_ADJ = re.compile(rf"\b(?:the\s+)?(?:current\s+|existing\s+|recent\s+|previous\s+|strong\s+)?"
+_RE_SOTA_ADJ = re.compile(rf"\b(?:current\s+|existing\s+|recent\s+|previous\s+|strong\s+)?"
                           rf"{_SOTA}(?:[- ]\(SOTA\))?(?=[- ][a-zA-Z])[- ]", re.I)
 _RE_SOTA_NOUN = re.compile(rf"\b(?:the\s+)?(?:current\s+|existing\s+|previous\s+)?{_SOTA}\b",
                            re.I)
@@ -73,6 +73,14 @@ def _keep_case(original: str, replacement: str) -> str:
     return replacement[:1].upper() + replacement[1:] if original[:1].isupper() else replacement
 
 
+def _at(match: re.Match[str], replacement: str) -> str:
+    """The replacement with a capital where the match opens a sentence ('SOTA' mid-sentence
+    is no reason for one)."""
+    before = match.string[:match.start()].rstrip()
+    opens = not before or before[-1] in ".!?:;\"“("
+    return replacement[:1].upper() + replacement[1:] if opens else replacement
+
+
 def _mend_articles(text: str) -> str:
     """'a extensive' left behind by a drop -> 'an ...' mended to the next word's sound."""
     return re.sub(r"\b([Aa]n?) ([\w\-]+)",
@@ -110,22 +118,22 @@ def _demonstrate(match: re.Match[str]) -> str:
 
 _EDITS: tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (("sota", "state"), _RE_SOTA_PAREN, ""),
-    (("sota", "state"), _RE_SOTA_ADJ, lambda m: _keep_case(m.group(0), "leading ")),
+    (("sota", "state"), _RE_SOTA_ADJ, lambda m: _at(m, "leading ")),
     (("sota", "state"), _RE_SOTA_NOUN,
-     lambda m: _keep_case(m.group(0), "the best previous methods")),
+     lambda m: _at(m, "the best previous methods")),
     (("extensive", "comprehensive", "thorough", "systematic"), _RE_EXTENSIVE_BEFORE, ""),
     (("extensively",), _RE_EXTENSIVELY_DONE, "widely "),
-    (("simple",), _RE_SIMPLE_YET, lambda m: _keep_case(m.group(0), "simple")),
+    (("simple",), _RE_SIMPLE_YET, lambda m: _at(m, "simple")),
     (("range", "variety", "array", "spectrum"), _RE_RANGE_OF,
-     lambda m: _keep_case(m.group(0), "many")),
+     lambda m: _at(m, "many")),
     (("leverag", "utili"), _RE_LEVERAGE,
-     lambda m: _keep_case(m.group(0), _USE[m.group(1).lower()])),
+     lambda m: _at(m, _USE[m.group(1).lower()])),
     (("crucially",), _RE_CRUCIALLY, ""),
-    (("crucial", "pivotal", "paramount"), _RE_CRUCIAL, lambda m: _keep_case(m.group(0), (
+    (("crucial", "pivotal", "paramount"), _RE_CRUCIAL, lambda m: _at(m, (
         article_for("important") + " " if m.group(1) else "") + "important")),
-    (("pav",), _RE_PAVE, lambda m: _keep_case(m.group(0), _OPEN[m.group(2).lower()])),
-    (("light",), _RE_SHED, lambda m: _keep_case(m.group(0), _SHED[m.group(1).lower()])),
-    (("delv",), _RE_DELVE, lambda m: _keep_case(m.group(0), _DELVE[m.group(1).lower()])),
+    (("pav",), _RE_PAVE, lambda m: _at(m, _OPEN[m.group(2).lower()])),
+    (("light",), _RE_SHED, lambda m: _at(m, _SHED[m.group(1).lower()])),
+    (("delv",), _RE_DELVE, lambda m: _at(m, _DELVE[m.group(1).lower()])),
     (("effectiveness", "efficacy", "superiority", "advantage", "merit", "feasibility"),
      _RE_DEMONSTRATE_EFFECTIVENESS, _demonstrate),
     (("effectiveness", "efficacy"), _RE_ITS_EFFECTIVENESS, _works),
