@@ -155,7 +155,7 @@ def plain_register(text: str) -> str:
         text = _RE_DROPPED.sub("", text)
     if text == original:
         return text
-    text = re.sub(r"\b(and|or|,) (and|or)\b", r"\1", text)
+    text = re.sub(r"\b(and|or) (and|or)\b", r"\1", text)  # "X and and Y" after a drop
     text = re.sub(r"  +", " ", text).replace(" ,", ",")
     text = _mend_articles(text)
     if capital and text[:1].islower():
