@@ -10,7 +10,7 @@ from itertools import combinations
 
 from papersift.summarize import roles, style
 from papersift.summarize.compress import compress, finish
-from papersift.summarize.gate import BLURB_MAX_WORDS
+from papersift.summarize.gate import BLURB_MAX_WORDS, BLURB_MIN_WORDS
 from papersift.summarize.naming import title_lead, with_title_name
 from papersift.summarize.person import strip_openers
 from papersift.summarize.plainwords import edit, without_release
@@ -127,12 +127,20 @@ def drafts(prepared: Prepared, subject: str, singular: bool, name: str | None = 
     """Blurbs best first: lead (who did what), how, and the headline result; then variants.
 
     With the title's `name`, drafts that open with the title ('X et al. present SILK, ...')
-    come after the abstract's own: they are what a blurb falls back on to say the name."""
+    come after the abstract's own: they are what a blurb falls back on to say the name.
+    A sentence that only promises code or data is no news: drafts without it come first,
+    and drafts with it only after them (for an abstract too short to do without it)."""
+    every = [s for s in prepared.sentences if s.words >= 4]
+    news = [s for s in every if not (release_promises(s.text) and not without_release(s.text))]
+    if news:
+        yield from _drafts(prepared, subject, singular, name, news)
+    if len(news) < len(every) or not every:
+        yield from _drafts(prepared, subject, singular, name, every)
+
+
+def _drafts(prepared: Prepared, subject: str, singular: bool, name: str | None,
+            sentences: list[roles.Sentence]) -> Iterator[Draft]:
     teller = _Teller(prepared, subject, singular)
-    # A sentence that only promises code or data is no news; one that also says more keeps
-    # its news when the sub-editor cuts the promise (polish).
-    sentences = [s for s in prepared.sentences if s.words >= 4 and not (
-        release_promises(s.text) and not without_release(s.text))]
     if not sentences:
         if prepared.title:
             yield Draft(teller.about_title(), (TITLE,))
@@ -283,8 +291,14 @@ def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
         else:
             subject, singular = (desk.subject, True) if desk.singular else ("They", False)
         sentence = edit(sentence, subject, singular)
-        if number and release_promises(sentence):
-            sentence = without_release(sentence)
+        if release_promises(sentence):
+            # The promise goes, not the blurb: a lead keeps its news, and no sentence goes
+            # when the rest would be too short for the gate.
+            cut = without_release(sentence)
+            rest = sum(len(s.split()) for s in edited) + sum(
+                len(s.split()) for s in sentences[number + 1:])
+            if cut or (number and rest + len(cut.split()) >= BLURB_MIN_WORDS):
+                sentence = cut
         if sentence:
             edited.append(sentence)
     text = " ".join(edited)

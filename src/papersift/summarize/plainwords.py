@@ -176,17 +176,34 @@ _RE_RELEASE_TAIL = re.compile(
     r"(?:publicly\s+|freely\s+|openly\s+)?(?:available|released)\b.*$", re.I)
 
 
+_RE_URL = re.compile(r"\s*\((?:[^()]*?\s)?(?:https?://|www\.)[^()]*\)|"
+                     r",?\s*(?:(?:available\s+)?(?:at|on|from|via|in)\s+)?(?:https?://|www\.)\S+?"
+                     r"(?=[.,;]?(?:\s|$))")
+# "Tomlin et al. publicly release the corpus, which ..." -> "Tomlin et al. present the corpus,
+# which ...": what a paper releases is what it presents.
+_RE_RELEASE_VERB = re.compile(
+    r"\b(?:publicly |openly |also |freely )?release(s?)(?= (?:the|a|an|their|all of the|all) )")
+
+
 def without_release(sentence: str) -> str:
     """The sentence without its clause promising a release ('..., and the code is publicly
-    available at ...'); empty when the whole sentence is such a promise."""
+    available at ...') or its link, and with 'release the X' told as 'present the X'; empty
+    when the whole sentence is such a promise."""
     if not release_promises(sentence):
         return sentence
+    cut = _RE_URL.sub("", sentence)
+    if cut != sentence and not release_promises(cut) and fragment(cut) is None:
+        return cut
     for pattern in (_RE_RELEASE_TAIL, _RE_RELEASE_CLAUSE):
         match = pattern.search(sentence)
         if match and match.start() > 20:
             cut = sentence[:match.start()].rstrip(" ,;") + "."
-            if not release_promises(cut) and fragment(cut) is None:
+            # "Tomlin et al. publicly." is no sentence: a cut keeps a clause's worth of words.
+            if len(cut.split()) >= 6 and not release_promises(cut) and fragment(cut) is None:
                 return cut
+    told = _RE_RELEASE_VERB.sub(lambda m: "present" + m.group(1), _RE_URL.sub("", sentence))
+    if not release_promises(told) and fragment(told) is None:
+        return told
     return ""
 
 

@@ -59,14 +59,14 @@ _RE_RELEASE = re.compile(
     # "Code is available at ...", "our models will be made publicly available"
     rf"\b(?:{_ARTEFACT})\b[^.;]{{0,80}}?\b(?:will be|would be|is|are|has been|have been|"
     r"shall be|to be|will|be)\s+(?:made\s+|released\s+)?(?:publicly\s+|freely\s+|openly\s+|"
-    r"fully\s+)?(?:available|released|accessible|open[- ]sourced|public|shared|hosted)"
+    r"fully\s+)?(?:available|released|accessible|open[- ]sourced|public|hosted)"
     r"(?=\s*(?:[.,;)]|$|at\b|on\b|from\b|via\b|online\b|upon\b|here\b|to (?:the )?(?:public|"
     r"community|research)|for (?:download|research|public|non-commercial|academic|"
     r"reproducibility|the community|further)|under\b|in (?:the )?(?:supplementary|repository)))|"
     # "will release", "plan to open-source", "to be released"
     r"\b(?:will|shall|plan to|intend to|to be|would|aim to)\s+(?:be\s+)?(?:publicly\s+|"
     r"openly\s+|freely\s+)?(?:release[ds]?|open[- ]sourced?|made (?:publicly |freely )?available|"
-    r"make (?:\w+ ){0,4}(?:publicly |freely |openly )?available|publish(?:ed)?|shared?)\b|"
+    r"make (?:\w+ ){0,4}(?:publicly |freely |openly )?available|publish(?:ed)?)\b|"
     # "They release the code", "and open-source their implementation"
     rf"\b(?:release[sd]?|releasing|make[s]? (?:publicly |freely )?available|"
     r"making (?:publicly |freely )?available)\s+(?:the |our |their |its |all |his |"
@@ -75,7 +75,9 @@ _RE_RELEASE = re.compile(
     r"available|making (?:publicly |freely )?available)\s+(?:the |our |their |its |all |his |"
     rf"her )(?:\w+ ){{0,2}}?(?:{_ARTEFACT})\b|"
     r"\b(?:upon|after) (?:acceptance|publication)\b|"
-    r"https?://|www\.|\bgithub\b|\bgitlab\b|\bhuggingface\.co\b|\bzenodo\b", re.I)
+    # A link, or a host named as where something is put ("92 GitHub repositories" is data).
+    r"https?://|www\.|\b(?:github|gitlab|huggingface)\.(?:com|io|co)\b|"
+    r"\b(?:on|at|via|in) (?:GitHub|GitLab|Hugging ?Face|Zenodo)\b(?! repositor)", re.I)
 RELEASE_PIECES = ("availab", "releas", "open-sourc", "open sourc", "accessible", "public",
                   "upon ac", "after ac", "upon pub", "after pub", "http", "www.", "github",
                   "gitlab", "huggingface", "zenodo", "shared", "hosted", "publish")
