@@ -75,9 +75,12 @@ _RE_RELEASE = re.compile(
     r"available|making (?:publicly |freely )?available)\s+(?:the |our |their |its |all |his |"
     rf"her )(?:\w+ ){{0,2}}?(?:{_ARTEFACT})\b|"
     r"\b(?:upon|after) (?:acceptance|publication)\b|"
-    # A link, or a host named as where something is put ("92 GitHub repositories" is data).
+    # A link, or a host named as where something is put ("92 GitHub repositories" and
+    # "models available on HuggingFace" are what was studied; "code ... available on GitHub"
+    # is caught above).
     r"https?://|www\.|\b(?:github|gitlab|huggingface)\.(?:com|io|co)\b|"
-    r"\b(?:on|at|via|in) (?:GitHub|GitLab|Hugging ?Face|Zenodo)\b(?! repositor)", re.I)
+    r"(?<!available )\b(?:on|at|via|in) (?:GitHub|GitLab|Hugging ?Face|Zenodo)\b(?! repositor)",
+    re.I)
 RELEASE_PIECES = ("availab", "releas", "open-sourc", "open sourc", "accessible", "public",
                   "upon ac", "after ac", "upon pub", "after pub", "http", "www.", "github",
                   "gitlab", "huggingface", "zenodo", "shared", "hosted", "publish")
