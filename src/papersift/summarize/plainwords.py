@@ -177,7 +177,7 @@ _RE_RELEASE_TAIL = re.compile(
 
 
 _RE_URL = re.compile(r"\s*\((?:[^()]*?\s)?(?:https?://|www\.)[^()]*\)|"
-                     r",?\s*(?:(?:available\s+)?(?:at|on|from|via|in)\s+)?(?:https?://|www\.)\S+?"
+                     r",?\s*(?:(?:at|on|from|via|in)\s+)?(?:https?://|www\.)\S+?"
                      r"(?=[.,;]?(?:\s|$))")
 # "Tomlin et al. publicly release the corpus, which ..." -> "Tomlin et al. present the corpus,
 # which ...": what a paper releases is what it presents.
