@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from papersift.clock import utc_now
+from papersift.latex import _readable
 from papersift.settings import load_settings
 from papersift.store.sqlite.db import transaction
 from papersift.web import views
 from papersift.web.render import Linker, render_page
-from papersift.web.text import _readable
 
 # Scratch stores and matrices of the benchmarks (big; never in the repository).
 BENCH_DIR = Path(os.environ.get("PAPERSIFT_BENCH_DIR", "bench-data"))

@@ -129,7 +129,7 @@ def _graph() -> dict[str, set[str]]:
 LAYERS = (
     ("papersift", "papersift.errors", "papersift.clock", "papersift.records",
      "papersift.settings", "papersift.datadir", "papersift.plugins", "papersift.stages",
-     "papersift.retries", "papersift.engines", "papersift.web.urls"),
+     "papersift.retries", "papersift.engines", "papersift.latex", "papersift.web.urls"),
     ("papersift.sources",),
     ("papersift.store",),
     ("papersift.ingest", "papersift.search", "papersift.summarize"),

@@ -36,6 +36,12 @@ GOOD = {
              "They report memory reductions of up to 45.7 percent while matching the accuracy of "
              "full fine-tuning.",
 }
+# Faithful, but in the abstract's register and with a promise of code: the style gate's business.
+PROMOTIONAL = dict(GOOD, blurb=GOOD["blurb"].replace(
+    "They report memory reductions", "Extensive experiments show significant memory reductions"))
+RELEASING = dict(GOOD, blurb=GOOD["blurb"].replace(
+    "full fine-tuning.", "full fine-tuning, and the code is publicly available."))
+UNNAMED = dict(GOOD, blurb=GOOD["blurb"].replace("present LoGRA, a", "present a"))
 FIRST_PERSON = dict(GOOD, blurb=GOOD["blurb"].replace("The authors test", "We test"))
 INVENTED = dict(GOOD, blurb=GOOD["blurb"].replace("45.7 percent", "62.5 percent"))
 
@@ -100,6 +106,41 @@ def test_first_person_answer_is_retried_with_the_reason(settings) -> None:
     assert written.notes == ["gate: blurb: first person: We"]
     retry_messages = server.requests[1]["json"]["messages"]
     assert "first person" in retry_messages[-1]["content"]
+
+
+def test_prompt_asks_for_the_house_style(settings) -> None:
+    with OpenAIServer() as server:
+        server.chat_handler = good_answer
+        written = writer_for(server, settings).write_one(PAPER)
+    system = server.requests[0]["json"]["messages"][0]["content"]
+    assert PROMPT_VERSION == "blurb-v2" and written.prompt_version == "blurb-v2"
+    for asked in ("2 or 3 sentences", "state-of-the-art", "extensive experiments",
+                  "significantly", "releases", "complete", "headline result", "name"):
+        assert asked in system
+
+
+@pytest.mark.parametrize(("answer", "reason"), [
+    (PROMOTIONAL, "gate: blurb: abstract-register wording: Extensive, significant"),
+    (RELEASING, "gate: blurb: release promise: code is publicly available"),
+    (UNNAMED, "gate: blurb: the title's name missing: LoGRA"),
+])
+def test_answer_off_the_house_style_is_retried_with_the_reason(settings, answer, reason) -> None:
+    assert check(answer["tldr"], answer["blurb"], PAPER) == []  # faithful all the same
+    with OpenAIServer() as server:
+        server.chat_handler = good_answer
+        server.faults.append(Fault(content=json.dumps(answer)))
+        written = writer_for(server, settings).write_one(PAPER)
+    assert written.writer == "llm" and written.summary.blurb == GOOD["blurb"]
+    assert written.notes == [reason]
+    assert reason.removeprefix("gate: ") in server.requests[1]["json"]["messages"][-1]["content"]
+
+
+def test_answer_off_the_house_style_twice_falls_back_to_builtin(settings) -> None:
+    with OpenAIServer() as server:
+        server.faults += [Fault(content=json.dumps(PROMOTIONAL)), Fault(content=json.dumps(RELEASING))]
+        written = writer_for(server, settings).write_one(PAPER)
+    assert len(server.requests) == 2 and written.writer == "builtin" and written.passed
+    assert written.notes[2] == "replaced by the builtin writer"
 
 
 def test_invented_number_twice_falls_back_to_builtin(settings) -> None:

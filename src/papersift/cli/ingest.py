@@ -12,6 +12,7 @@ from papersift.cli import common
 from papersift.cli.app import app
 from papersift.errors import PapersiftError, UsageError
 from papersift.ingest.stage import Ingest
+from papersift.latex import readable
 from papersift.plugins import plugins
 from papersift.settings import SETTINGS, settings_markdown
 from papersift.sources import SourceOptions, parse_spec
@@ -89,14 +90,14 @@ def show_command(paper_id: str, as_json: bool = common.json_option()) -> None:
 
 def _print_paper(paper: dict[str, Any]) -> None:
     out = common.console
-    out.print(f"[bold]{paper['title']}[/bold]", highlight=False, markup=False)
+    out.print(f"[bold]{readable(paper['title'])}[/bold]", highlight=False, markup=False)
     out.print(", ".join(a["name"] for a in paper["authors"]), highlight=False, markup=False)
     out.print(f"{paper['id']}v{paper['version'] or '?'} · {' '.join(paper['categories'])} · "
               f"announced {paper['announced'] or '?'} · sources: {', '.join(paper['sources'])}",
               highlight=False, markup=False)
     if paper["duplicate_of"]:
         out.print(f"duplicate of {paper['duplicate_of']}")
-    out.print(paper["abstract"], highlight=False, markup=False)
+    out.print(readable(paper["abstract"]), highlight=False, markup=False)
 
 
 @app.command("settings")

@@ -13,6 +13,7 @@ from papersift.cli import common
 from papersift.cli.app import App, app, eval_app
 from papersift.delivery.welcome import send_password_link
 from papersift.errors import PapersiftError, UsageError
+from papersift.latex import readable
 from papersift.readers import accounts, signals
 from papersift.recommend.evaluate import evaluate_recommend
 from papersift.recommend.feed import build_feed
@@ -113,7 +114,7 @@ def feed_command(name: str, as_json: bool = common.json_option()) -> None:
         reader = accounts.reader_named(db, name)
         feed = build_feed(db, common.settings(), db.readers.get_reader(reader["id"]))
         titles = db.pages.listing_by_ids([i["paper_id"] for i in feed.items])
-    items = [dict(i, title=titles[i["paper_id"]]["title"]) for i in feed.items
+    items = [dict(i, title=readable(titles[i["paper_id"]]["title"])) for i in feed.items
              if i["paper_id"] in titles]
     common.output({"items": items, "interests": feed.interests, "window": feed.window},
                   as_json, _print_feed)

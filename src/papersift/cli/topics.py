@@ -12,6 +12,7 @@ from rich.table import Table
 from papersift.cli import common
 from papersift.cli.app import App, app, eval_app
 from papersift.errors import PapersiftError, UsageError
+from papersift.latex import readable
 from papersift.topics import AssignTopics, BuildParams, BuildTopics, trending, weekly_series
 from papersift.topics.evaluate import evaluate_topics
 
@@ -135,7 +136,7 @@ def _print_topic(topic: dict[str, Any]) -> None:
         out.print("papers per week (last 8): " + " ".join(
             f"{w['week'][5:]}:{w['papers']}" for w in weeks[-8:]), highlight=False)
     for paper in topic["papers"]:
-        common.say(f"  {paper['sort_date'] or '?'}  {paper['id']}  {paper['title']}")
+        common.say(f"  {paper['sort_date'] or '?'}  {paper['id']}  {readable(paper['title'])}")
 
 
 @topics_app.command("trending")

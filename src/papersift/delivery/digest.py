@@ -24,6 +24,7 @@ from papersift.delivery.links import make_link
 from papersift.delivery.render import render_digest
 from papersift.delivery.smtp import Mailer, SendError
 from papersift.errors import PapersiftError
+from papersift.latex import readable
 from papersift.readers.accounts import reader_named
 from papersift.recommend.feed import build_feed
 from papersift.settings import Settings
@@ -106,10 +107,10 @@ def _entry(settings: Settings, reader: dict[str, Any], row: dict[str, Any],
            ranked: dict[str, Any] | None) -> dict[str, Any]:
     summary = row.get("summary") or {}
     return {
-        "id": row["id"], "title": " ".join(row["title"].split()),
+        "id": row["id"], "title": readable(row["title"]),
         "authors": ", ".join(a["name"] for a in row["lead_authors"])
         + (" et al." if row["n_authors"] > len(row["lead_authors"]) else ""),
-        "blurb": summary.get("blurb") or " ".join(row["abstract"].split()[:60]) + " …",
+        "blurb": summary.get("blurb") or " ".join(readable(row["abstract"]).split()[:60]) + " …",
         "url": absolute(settings, urls.paper(row["id"])),
         "arxiv": f"https://arxiv.org/abs/{row['id']}",
         "reasons": [r["text"] for r in (ranked or {}).get("reasons", [])][:3],

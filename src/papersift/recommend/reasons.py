@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from papersift.latex import readable
 from papersift.recommend.features import Papers
 from papersift.recommend.model import ReaderModel, Scores
 
@@ -44,7 +45,7 @@ def _names(model: ReaderModel, win: Any) -> dict[int, str]:
             continue
         weights = np.asarray(model.liked.words[members].sum(axis=0)).ravel()
         top = [str(model.space.terms[j]) for j in np.argsort(-weights)[:3] if weights[j] > 0]
-        names[interest] = ", ".join(top) or model.liked.rows[members[0]]["title"][:60]
+        names[interest] = ", ".join(top) or readable(model.liked.rows[members[0]]["title"])[:60]
     return names
 
 
@@ -65,8 +66,9 @@ def item_reasons(i: int, slot: str, candidates: Papers, scores: Scores, model: R
     nearest = int(scores.nearest[i])
     if nearest >= 0 and scores.nearest_cosine[i] >= CLOSE_COSINE:
         liked = model.liked.rows[nearest]
-        reasons.append({"kind": "closest", "text": f"close to a paper you liked: {liked['title']}",
-                        "paper_id": liked["id"], "title": liked["title"],
+        title = readable(liked["title"])
+        reasons.append({"kind": "closest", "text": f"close to a paper you liked: {title}",
+                        "paper_id": liked["id"], "title": title,
                         "similarity": round(float(scores.nearest_cosine[i]), 2)})
         interest = int(model.interest[nearest])
         if len(interests) > 1:

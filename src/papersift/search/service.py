@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import html
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
+from papersift.latex import readable
 from papersift.search.ann import dot
 from papersift.search.embed import Embedder, EmbedderError, default_embedder, embedding_text
 from papersift.search.highlight import Highlighter
@@ -40,7 +40,6 @@ SNIPPET_WORDS = 40
 # papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
 # 98,752 arXiv papers; 0.7423 alone with 1,000 or 300 (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass
@@ -276,12 +275,13 @@ def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
 
 def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
          highlighter: Highlighter | None) -> SearchHit:
-    title = _SPACE.sub(" ", row["title"]).strip()
+    # What a reader sees has its LaTeX rendered, as on every page: "$\\textit{x}$" is "x".
+    title = readable(row["title"])
     if highlighter is None:
         snippet = snippet_html = ""
         title_html = html.escape(title)
     else:
-        snippet, snippet_html = highlighter.snippet(row["abstract"] or "", SNIPPET_WORDS)
+        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS)
         title_html = highlighter.mark(title)
     return SearchHit(
         paper_id=row["id"], title=title, title_html=title_html, snippet=snippet,

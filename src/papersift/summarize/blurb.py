@@ -10,10 +10,11 @@ from itertools import combinations
 
 from papersift.summarize import roles, style
 from papersift.summarize.compress import compress, finish
-from papersift.summarize.editor import edit_sentence
-from papersift.summarize.gate import BLURB_MAX_WORDS
+from papersift.summarize.gate import BLURB_MAX_WORDS, BLURB_MIN_WORDS
 from papersift.summarize.naming import title_lead, with_title_name
 from papersift.summarize.person import strip_openers
+from papersift.summarize.plainwords import edit, without_release
+from papersift.summarize.register import release_promises
 from papersift.summarize.reporting import Prepared, later_sentence, lead_sentence
 from papersift.summarize.style import PAPER_NOUN
 from papersift.summarize.text import split_sentences
@@ -126,9 +127,20 @@ def drafts(prepared: Prepared, subject: str, singular: bool, name: str | None = 
     """Blurbs best first: lead (who did what), how, and the headline result; then variants.
 
     With the title's `name`, drafts that open with the title ('X et al. present SILK, ...')
-    come after the abstract's own: they are what a blurb falls back on to say the name."""
+    come after the abstract's own: they are what a blurb falls back on to say the name.
+    A sentence that only promises code or data is no news: drafts without it come first,
+    and drafts with it only after them (for an abstract too short to do without it)."""
+    every = [s for s in prepared.sentences if s.words >= 4]
+    news = [s for s in every if not (release_promises(s.text) and not without_release(s.text))]
+    if news:
+        yield from _drafts(prepared, subject, singular, name, news)
+    if len(news) < len(every) or not every:
+        yield from _drafts(prepared, subject, singular, name, every)
+
+
+def _drafts(prepared: Prepared, subject: str, singular: bool, name: str | None,
+            sentences: list[roles.Sentence]) -> Iterator[Draft]:
     teller = _Teller(prepared, subject, singular)
-    sentences = [s for s in prepared.sentences if s.words >= 4]
     if not sentences:
         if prepared.title:
             yield Draft(teller.about_title(), (TITLE,))
@@ -278,7 +290,17 @@ def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
             subject, singular = desk.subject, desk.singular
         else:
             subject, singular = (desk.subject, True) if desk.singular else ("They", False)
-        edited.append(edit_sentence(sentence, subject, singular))
+        sentence = edit(sentence, subject, singular)
+        if release_promises(sentence):
+            # The promise goes, not the blurb: a lead keeps its news, and no sentence goes
+            # when the rest would be too short for the gate.
+            cut = without_release(sentence)
+            rest = sum(len(s.split()) for s in edited) + sum(
+                len(s.split()) for s in sentences[number + 1:])
+            if cut or (number and rest + len(cut.split()) >= BLURB_MIN_WORDS):
+                sentence = cut
+        if sentence:
+            edited.append(sentence)
     text = " ".join(edited)
     if desk.name and not style.names_title(text, desk.name):
         named = with_title_name(text, desk.name, desk.title)
@@ -288,7 +310,11 @@ def polish(text: str, desk: Desk) -> tuple[str, list[str]]:
 
 
 # Rules a draft is held to, heaviest first: a draft is chosen by the weight of what it breaks.
-_WEIGHTS = {style.SELF_REFERENCE: 8, style.DANGLING: 4, style.TITLE_NAME: 2, style.HYPE: 1}
+_WEIGHTS = {style.SELF_REFERENCE: 8, style.RELEASE: 8, style.DANGLING: 4, style.FRAGMENT: 4,
+            style.TITLE_NAME: 2, style.HYPE: 1, style.REGISTER: 1}
+# A draft that only keeps some abstract-register word is looked past for this many more
+# passing drafts, no further: the search for a plainer one is what the writer's speed pays.
+_LIGHT_LOOKAHEAD = 3
 
 
 def style_weight(text: str, sentences: list[str], draft: Draft, desk: Desk) -> int:
@@ -310,6 +336,7 @@ def choose(candidates: Iterator[Draft], desk: Desk, gate_check: Callable[[str], 
     draft that breaks the least; else the first draft with the gate's reasons."""
     failure: tuple[str, list[str]] | None = None
     best: tuple[int, str] | None = None
+    light = 0  # passing drafts seen since the best broke only light rules
     polished: dict[str, tuple[str, list[str]]] = {}  # draft text -> polished text, sentences
     gated: dict[str, list[str]] = {}  # polished text -> the gate's reasons
     for draft in candidates:
@@ -329,6 +356,10 @@ def choose(candidates: Iterator[Draft], desk: Desk, gate_check: Callable[[str], 
             return text, []
         if best is None or weight < best[0]:
             best = (weight, text)
+        if best[0] <= 1:
+            light += 1
+            if light > _LIGHT_LOOKAHEAD:
+                break
     if best is not None:
         return best[1], []
     return failure or ("", ["empty"])

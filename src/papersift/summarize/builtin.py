@@ -9,16 +9,16 @@ from typing import Any
 from papersift.summarize import blurb, gate, roles, style
 from papersift.summarize.authors import author_naming
 from papersift.summarize.compress import compress, tidy
-from papersift.summarize.editor import edit_sentence
 from papersift.summarize.gate import TLDR_MAX_WORDS
 from papersift.summarize.person import strip_openers, to_third_person
+from papersift.summarize.plainwords import edit
 from papersift.summarize.reporting import Prepared, lead_sentence, prepare
 
 __all__ = ["WRITER_VERSION", "Summary", "compress", "prepare", "tidy", "write_builtin",
            "write_builtin_checked"]
 
 # Bump when the output for the same input may change: stored summaries then become stale.
-WRITER_VERSION = "builtin-2"
+WRITER_VERSION = "builtin-3"
 
 TLDR_BACKGROUND_MARGIN = 1.0  # i.e. always, when the abstract has a contribution sentence
 
@@ -90,7 +90,7 @@ def _choose_tldr(candidates: Iterator[str], subject: str, singular: bool,
     passing: list[str] = []
     seen: set[str] = set()
     for candidate in candidates:
-        candidate = edit_sentence(candidate, subject, singular)
+        candidate = edit(candidate, subject, singular)
         if not candidate or candidate in seen:
             continue
         seen.add(candidate)

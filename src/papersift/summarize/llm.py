@@ -16,31 +16,39 @@ import httpx
 from papersift.errors import PapersiftError
 from papersift.plugins import Plugins, WriterPlugin
 from papersift.retries import BadReply, GaveUp, Refused, post_json
-from papersift.summarize import gate
+from papersift.summarize import gate, style
 from papersift.summarize.authors import author_naming
 from papersift.summarize.builtin import Summary
 from papersift.summarize.text import clean_latex
 from papersift.summarize.writers import SummarizeError, Written, builtin_written
 
 # Bump whenever the prompt changes: stored LLM summaries then become stale.
-PROMPT_VERSION = "blurb-v1"
+PROMPT_VERSION = "blurb-v2"
 MAX_ATTEMPTS = 5          # HTTP attempts per request (429/5xx/timeouts/broken bodies)
 MAX_CONSECUTIVE_ERRORS = 3  # papers in a row whose requests failed for good: the endpoint is down
 
-SYSTEM_PROMPT = """You are a science reporter writing for busy researchers. For the paper given,
-write a faithful, plain-language TL;DR and news blurb.
+SYSTEM_PROMPT = """You are a science desk editor writing for busy researchers. For the paper given,
+write a faithful TL;DR and a news blurb in plain words, the way a good science news page does.
 
 Rules:
 - Use ONLY facts stated in the title and abstract. Every number you write must appear there
   exactly; never compute, round or invent numbers. Name a method, model or dataset only if the
   abstract names it, spelled as it does.
-- Third person, news register. Never write "we", "our", "us" or "I".
-- No hype: do not use words like "groundbreaking", "revolutionary" or "remarkable" unless the
-  abstract does. No LaTeX: write symbols as plain text or Unicode.
+- Third person, news register. Never write "we", "our", "us" or "I", and never "this paper",
+  "this study" or "this work": say what the authors did.
+- Plain words, no promotional or abstract-boilerplate wording: not "novel", "state-of-the-art",
+  "SOTA", "extensive experiments", "significantly", "comprehensive", "substantial", "notably",
+  "remarkable", "superior", "leverage", "utilize", "a wide range of", "crucial", "pivotal",
+  "promising", "paves the way", "sheds light", "demonstrates the effectiveness of", unless the
+  word is a name. Say what was compared and by how much instead.
+- Do not mention code, data or model releases, links or availability.
+- Every sentence is complete and stands on its own: a main verb, no trailing clause cut off,
+  no "this", "these" or "such" pointing at something the text has not said.
+- No LaTeX: write symbols as plain text or Unicode.
 - tldr: ONE sentence, at most 30 words, saying what the paper does and what it finds.
-- blurb: 2 or 3 sentences, 40 to 90 words. Start with exactly "{naming}". Name the method or
-  artefact if the paper names one, say plainly what it does, and end with the headline result
-  and its number when the abstract reports one.
+- blurb: 2 or 3 sentences, 40 to 90 words. Start with exactly "{naming}". Say in plain words
+  what the work is and does; if the title opens with a name ("Name: ..."), use that name.
+  End with the headline result and its number when the abstract reports one.
 
 Answer with JSON only: {{"tldr": "...", "blurb": "..."}}"""
 
@@ -153,8 +161,9 @@ def _chat_reply(body: Any) -> ChatReply:
 
 
 class LLMWriter:
-    """Summaries from an LLM, each through the gate: a failing answer is retried once with the
-    reasons, then replaced by the built-in writer's output (the reason goes into the notes)."""
+    """Summaries from an LLM, each through the gate (faithfulness, then the house style of
+    docs/style.md): a failing answer is retried once with the reasons, then replaced by the
+    built-in writer's output (the reason goes into the notes)."""
 
     name = "llm"
 
@@ -218,7 +227,9 @@ class LLMWriter:
                 failures = [f"unusable answer: {exc}"]
                 notes.append(failures[0])
                 continue
-            failures = gate.check(summary.tldr, summary.blurb, source=source)
+            failures = gate.check(summary.tldr, summary.blurb, source=source) or \
+                style.style_reasons(summary.tldr, summary.blurb, clean_latex(paper.get("title") or ""),
+                                    clean_latex(paper.get("abstract") or ""))
             if not failures:
                 return Written(
                     paper_id=paper["id"], summary=summary, writer="llm", model=self.model,

@@ -1,4 +1,4 @@
-"""The house style a blurb is held to (no hype, no self-reference, no loose ends, the title's name), as checks.
+"""The house style a blurb is held to (the news register, no hype, no self-reference, no loose ends or fragments, no release promises, the title's name), as checks.
 
 Each rule reads only what a reader sees: the blurb, and the paper's title for the name
 rule (the abstract, when known, only helps tell a name from an ordinary title opening).
@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from papersift.summarize.register import fragments, register_words, release_promises
 from papersift.summarize.text import clean_latex, split_sentences
 
 HYPE, SELF_REFERENCE, DANGLING, TITLE_NAME = "hype", "self_reference", "dangling", "title_name"
-RULES = (HYPE, SELF_REFERENCE, DANGLING, TITLE_NAME)
+REGISTER, RELEASE, FRAGMENT, SENTENCES = "register", "release", "fragment", "sentences"
+RULES = (REGISTER, HYPE, SELF_REFERENCE, DANGLING, FRAGMENT, RELEASE, SENTENCES, TITLE_NAME)
+MIN_SENTENCES, MAX_SENTENCES = 2, 3
 
 # ------------------------------------------------------------------------ hype
 # Words that praise rather than inform. "novel" is a term of art only in "novel view(s)".
@@ -284,18 +287,49 @@ def names_title(blurb: str, name: str) -> bool:
 
 # ------------------------------------------------------------------- the check
 def style_findings(text: str, sentences: list[str] | None = None) -> list[Finding]:
-    """The rules that need no title (hype, self-reference, dangling) on a text read on its own:
-    a blurb, or a TL;DR (its one sentence is its lead)."""
-    findings = [Finding(HYPE, w) for w in hype_words(text)]
+    """The rules that need no title (register, hype, self-reference, dangling, fragments,
+    releases) on a text read on its own: a blurb, or a TL;DR (its one sentence is its lead)."""
+    if sentences is None:
+        sentences = split_sentences(text)
+    findings = [Finding(REGISTER, w) for w in register_words(text)]
+    findings += [Finding(HYPE, w) for w in hype_words(text)]
     findings += [Finding(SELF_REFERENCE, w) for w in self_references(text)]
     findings += [Finding(DANGLING, w) for w in dangling_references(text, sentences)]
+    findings += [Finding(FRAGMENT, w) for w in fragments(sentences)]
+    findings += [Finding(RELEASE, w) for w in release_promises(text)]
     return findings
 
 
 def check_style(blurb: str, title: str = "", abstract: str = "") -> list[Finding]:
-    """Every rule this blurb breaks (empty: none)."""
-    findings = style_findings(blurb)
+    """Every rule this blurb breaks (empty: none): a blurb also has 2-3 sentences."""
+    sentences = split_sentences(blurb)
+    findings = style_findings(blurb, sentences)
+    if not MIN_SENTENCES <= len(sentences) <= MAX_SENTENCES:
+        findings.append(Finding(SENTENCES, f"{len(sentences)} sentences"))
     name = title_name(title, abstract)
     if name and not names_title(blurb, name):
         findings.append(Finding(TITLE_NAME, name))
     return findings
+
+
+_RULE_WORDS = {REGISTER: "abstract-register wording", HYPE: "hype", SELF_REFERENCE:
+               "talk of the paper itself", DANGLING: "points at what it never said",
+               FRAGMENT: "fragment", RELEASE: "release promise", SENTENCES: "not 2-3 sentences",
+               TITLE_NAME: "the title's name missing"}
+
+
+def style_reasons(tldr: str, blurb: str, title: str = "", abstract: str = "") -> list[str]:
+    """The house style as a gate for a writer's answer (the LLM's): every rule the blurb
+    breaks, and every rule but the sentence count and the name that the TL;DR breaks, as
+    reasons worded like the faithfulness gate's ('blurb: release promise: code is available')."""
+    reasons = []
+    for label, findings in (
+            ("tldr", style_findings(tldr) if tldr else []),
+            ("blurb", check_style(blurb, title, abstract) if blurb else [])):
+        by_rule: dict[str, list[str]] = {}
+        for finding in findings:
+            by_rule.setdefault(finding.rule, []).append(finding.evidence)
+        for rule, evidence in by_rule.items():
+            shown = ", ".join(dict.fromkeys(evidence))
+            reasons.append(f"{label}: {_RULE_WORDS[rule]}: {shown}")
+    return reasons

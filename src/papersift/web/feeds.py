@@ -7,6 +7,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from papersift.clock import utc_now
+from papersift.latex import readable
 
 ATOM = "http://www.w3.org/2005/Atom"
 # What XML 1.0 cannot hold at all, escaped or not: C0 controls but tab, newline and carriage
@@ -49,7 +50,7 @@ def atom_feed(data: dict[str, Any], base_url: str, site_title: str) -> bytes:
     for paper in papers:
         entry = _sub(feed, "entry")
         _sub(entry, "id", base + paper["url"])
-        _sub(entry, "title", paper["title"])
+        _sub(entry, "title", readable(paper["title"]))  # idempotent on a page's clean title
         _sub(entry, "link", rel="alternate", type="text/html", href=base + paper["url"])
         _sub(entry, "updated", _stamp(paper.get("date")))
         _sub(entry, "published", _stamp(paper.get("date")))
@@ -59,7 +60,7 @@ def atom_feed(data: dict[str, Any], base_url: str, site_title: str) -> bytes:
             _sub(author, "uri", base + person["url"])
         if paper.get("n_authors", 0) > len(paper.get("authors") or []):
             _sub(_sub(entry, "contributor"), "name", "et al.")
-        _sub(entry, "summary", paper.get("blurb") or "", type="text")
+        _sub(entry, "summary", readable(paper.get("blurb")), type="text")
         if paper.get("topic"):
             _sub(entry, "category", term=paper["topic"]["slug"], label=paper["topic"]["label"])
         elif paper.get("category"):

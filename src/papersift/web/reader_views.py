@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from papersift.delivery.digest import WEEKDAYS
+from papersift.latex import readable
 from papersift.readers.signals import author_paper_ids
 from papersift.recommend.feed import build_feed
 from papersift.store import Store
@@ -115,7 +116,7 @@ def profile(site: Site, session: dict[str, Any]) -> dict[str, Any]:
         feedback=store.readers.feedback_of(rid)[:20],
         collections=[dict(c, url=urls.me_collection(c["name"]))
                      for c in store.readers.collections_of(rid)],
-        reactions=[dict(r, title=rated[r["paper_id"]]["title"] if r["paper_id"] in rated
+        reactions=[dict(r, title=readable(rated[r["paper_id"]]["title"]) if r["paper_id"] in rated
                         else r["paper_id"], url=urls.paper(r["paper_id"])) for r in reactions],
         topics=[{"slug": t["slug"], "label": t["label"]}
                 for t in store.topics.list_topics(include_other=False)],

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
-from papersift.summarize.text import clean_latex
+from papersift.latex import readable
+
+__all__ = ["bibtex", "first_sentences", "plain", "readable"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _SPACES = re.compile(r"\s+")
@@ -15,24 +16,6 @@ _SPACES = re.compile(r"\s+")
 def plain(text: str | None) -> str:
     """Text that is already clean (summaries: their writers and gate keep LaTeX out), one-spaced."""
     return _SPACES.sub(" ", text or "").strip()
-
-
-@lru_cache(maxsize=8192)
-def _readable(text: str) -> str:
-    return readable_uncached(text)
-
-
-def readable(text: str | None) -> str:
-    """LaTeX rendered as readable text (cached: the same paper shows on many pages)."""
-    return _readable(text or "")
-
-
-def readable_uncached(text: str) -> str:
-    """LaTeX rendered as readable text by the summaries stage's cleaner."""
-    try:
-        return _SPACES.sub(" ", clean_latex(text)).strip()
-    except Exception:  # a cleaner bug must not take a page down; show the source text
-        return _SPACES.sub(" ", text).strip()
 
 
 def first_sentences(text: str, max_chars: int = 320, sentences: int = 2) -> str:
