@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from papersift.latex import readable
 from papersift.records import PaperRecord
 from papersift.search.highlight import WINDOW_CHARS, Highlighter
 from papersift.settings import Settings
@@ -224,8 +225,10 @@ def test_any_text_makes_a_feed_that_parses(title: str, name: str, blurb: str, la
     atom = "{http://www.w3.org/2005/Atom}"
     entry = root.find(f"{atom}entry")
     assert entry is not None
-    assert (entry.findtext(f"{atom}title") or "") == as_parsed(title)
-    assert (entry.findtext(f"{atom}summary") or "") == as_parsed(blurb)
+    # Titles and blurbs are shown as readers read them (LaTeX rendered, one-spaced: issue 33),
+    # the same in the feed as on the pages.
+    assert (entry.findtext(f"{atom}title") or "") == as_parsed(readable(title))
+    assert (entry.findtext(f"{atom}summary") or "") == as_parsed(readable(blurb))
     assert (entry.find(f"{atom}author/{atom}name").text or "") == as_parsed(name)
     assert entry.find(f"{atom}category").get("label") == xml_safe(label)
 
