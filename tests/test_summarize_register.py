@@ -199,3 +199,12 @@ def test_eval_style_counts_every_rule_on_real_blurbs() -> None:
     assert rules[REGISTER]["rate"] <= 0.15 and rules[SENTENCES]["rate"] <= 0.01
     assert rules[TITLE_NAME]["rate"] <= 0.02
     assert {f.rule for f in check_style(bad["blurb"])} >= {REGISTER, RELEASE, FRAGMENT}
+
+
+def test_a_new_state_of_the_art_as_a_noun_becomes_a_best_result_not_a_dangling_adjective() -> None:
+    assert plain_register("They establish a new state-of-the-art for 4D-POT.") == (
+        "They establish a new best result for 4D-POT.")
+    assert plain_register("It sets a new state of the art on GLUE.") == (
+        "It sets a new best result on GLUE.")
+    assert plain_register("It outperforms state-of-the-art methods.") == (
+        "It outperforms leading methods.")

@@ -22,8 +22,13 @@ _EXPERIMENT_NOUNS = (r"experiments?|experimentation|evaluations?|analys[ie]s|abl
 _SOTA = r"(?:state[- ]of[- ]the[- ]art|SOTA|SoTA)"
 # "(SOTA)" after what it abbreviates, and "state-of-the-art" before what was compared.
 _RE_SOTA_PAREN = re.compile(rf"\s*\({_SOTA}\)")
+# Words after which "state-of-the-art" is a noun ("a new state of the art for X"), not an
+# adjective: made "leading", it would leave "a new leading for X".
+_FUNCTION_WORD = r"(?:for|on|in|across|among|with|by|at|of|to|and|or|while|when|as|from)\b"
+_RE_SOTA_RECORD = re.compile(rf"\bnew\s+{_SOTA}(?![- ](?!{_FUNCTION_WORD})[a-zA-Z])", re.I)
 _RE_SOTA_ADJ = re.compile(rf"\b(?:current\s+|existing\s+|recent\s+|previous\s+|strong\s+)?"
-                          rf"{_SOTA}(?:[- ]\(SOTA\))?(?=[- ][a-zA-Z])[- ]", re.I)
+                          rf"{_SOTA}(?:[- ]\(SOTA\))?(?=[- ](?!{_FUNCTION_WORD})[a-zA-Z])[- ]",
+                          re.I)
 _RE_SOTA_NOUN = re.compile(rf"\b(?:the\s+)?(?:current\s+|existing\s+|previous\s+)?{_SOTA}\b",
                            re.I)
 _RE_EXTENSIVE_BEFORE = re.compile(
@@ -118,6 +123,7 @@ def _demonstrate(match: re.Match[str]) -> str:
 
 _EDITS: tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (("sota", "state"), _RE_SOTA_PAREN, ""),
+    (("sota", "state"), _RE_SOTA_RECORD, lambda m: _at(m, "new best result")),
     (("sota", "state"), _RE_SOTA_ADJ, lambda m: _at(m, "leading ")),
     (("sota", "state"), _RE_SOTA_NOUN,
      lambda m: _at(m, "the best previous methods")),
