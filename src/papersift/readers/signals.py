@@ -88,10 +88,11 @@ def unfollow(store: Store, reader_id: int, target: str) -> bool:
 def paper_of(store: Store, paper_id: str) -> str:
     """The id a signal about this paper is kept under (a duplicate's original); SignalError if
     the store has no such paper."""
-    paper = store.papers.get_paper((paper_id or "").strip())
-    if paper is None:
+    wanted = (paper_id or "").strip()
+    kept = store.papers.resolve_ids([wanted]).get(wanted)
+    if kept is None:
         raise SignalError(f"there is no paper {paper_id!r}")
-    return str(paper["duplicate_of"] or paper["id"])
+    return kept
 
 
 def react(store: Store, reader_id: int, paper_id: str, reaction: str) -> str:
