@@ -1,7 +1,7 @@
 """The only code that speaks SQL: open_store() returns a Store whose concerns answer what the rest needs.
 
-The contracts are in store.contracts; each backend (store.sqlite, ...) registers itself as a
-plugin and implements all of them.
+The contracts are in store.contracts (a portable concern's class is its own); each backend
+(store.sqlite, ...) registers itself as a plugin and implements the others.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from papersift.plugins import plugins
 from papersift.records import PaperRecord
 from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
-from papersift.store.contracts import (
+from papersift.store.contracts import Store
+from papersift.store.values import (
     KeywordQuery,
     SearchFilters,
-    Store,
     StoreConflict,
     StoreError,
     StoreQueryError,

@@ -15,8 +15,8 @@ from papersift.store.topics import Topics
 
 class SQLStore:
     """A store over one Database (contract: store.contracts.Store). A new portable concern is
-    added here; a backend adds papers, search and embeddings, data_version and close (which
-    leaving a `with` block calls)."""
+    added here (its class is its contract); a backend adds papers, search and embeddings,
+    data_version and close (which leaving a `with` block calls)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -22,9 +22,12 @@ def _digest(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class Delivery(Concern):
-    """How readers are reached (contract: DeliveryStore)."""
+    """How each reader is reached: digest schedules, the digests made and sent, the papers
+    sent (never twice), one-click links used, and private feed tokens."""
 
     def delivery_settings(self, reader_id: int) -> dict[str, Any]:
+        """{schedule ('daily', 'weekly', 'off'), days (['mon', ...]), paused}: defaults for a
+        reader who set none."""
         row = self.db.one("SELECT schedule, days, paused FROM delivery_settings"
                           " WHERE reader_id = ?", (reader_id,))
         if row is None:
@@ -41,6 +44,7 @@ class Delivery(Concern):
             (reader_id, schedule, ",".join(days), int(paused)))
 
     def set_feed_token(self, reader_id: int, token_hash: str | None) -> None:
+        """The hash of the reader's private feed token (None revokes it)."""
         self.db.execute(
             "INSERT INTO delivery_settings (reader_id, feed_token_hash) VALUES (?, ?)"
             " ON CONFLICT (reader_id) DO UPDATE SET feed_token_hash = excluded.feed_token_hash",
@@ -52,6 +56,7 @@ class Delivery(Concern):
             " WHERE d.feed_token_hash = ?", (token_hash,))
 
     def digest_recipients(self) -> list[dict[str, Any]]:
+        """Readers with an email address: {reader, settings, last_sent_at}."""
         found = []
         for reader in self.db.dicts(
                 f"SELECT {_READER}, (SELECT max(sent_at) FROM digests g WHERE g.reader_id = r.id"
@@ -64,6 +69,8 @@ class Delivery(Concern):
 
     def start_digest(self, reader_id: int, day: str, message_id: str,
                      paper_ids: Sequence[str]) -> dict[str, Any]:
+        """The reader's digest of that day, made pending with these papers unless one exists
+        (then it is returned as it is)."""
         with self.db.transaction():
             self.db.execute(
                 "INSERT INTO digests (reader_id, day, message_id, papers, status, created_at)"
@@ -75,12 +82,16 @@ class Delivery(Concern):
         return _digest(row)
 
     def claim_digest(self, digest_id: int, claimant: str, until: str, now: str) -> bool:
+        """Take the digest for sending until `until`: True for one caller only while the
+        digest is unsent and nobody else's claim runs (a claim past its time is free again, so
+        a sender killed mid-way does not hold it for ever)."""
         return self.db.execute(
             "UPDATE digests SET claimed_by = ?, claimed_until = ? WHERE id = ?"
             " AND status != 'sent' AND (claimed_until IS NULL OR claimed_until < ?)",
             (claimant, until, digest_id, now)) > 0
 
     def mark_digest_sent(self, digest_id: int, sent_at: str) -> None:
+        """Sent: its papers count as sent to the reader, in the same transaction."""
         with self.db.transaction():
             row = self.db.one(
                 "UPDATE digests SET status = 'sent', sent_at = ?, attempts = attempts + 1,"
@@ -99,6 +110,8 @@ class Delivery(Concern):
                         " WHERE id = ?", (error[:500], digest_id))
 
     def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, day, message_id, papers, status, attempts, last_error, created_at, sent_at},
+        newest first."""
         return [_digest(r) for r in self.db.dicts(
             f"SELECT {_DIGEST} FROM digests WHERE reader_id = ? ORDER BY day DESC, id DESC",
             (reader_id,))]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from papersift.store.contracts import feed_horizon
 from papersift.store.sql import Concern, Database
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
@@ -19,10 +19,24 @@ _NEWEST = "ORDER BY p.sort_date DESC NULLS LAST, p.id"
 # Above this many papers a listing walks the date index (stops after the page); below it,
 # fetching the listing's papers by id and sorting them is cheaper.
 _BIG = 2000
+# A stored day further ahead than this is a bad date (kept from before records' dates were
+# checked at ingest, or copied in): the day listings do not offer it, so it cannot head the
+# front page. Wider than any sensible max_days_ahead.
+FEED_HORIZON_DAYS = 31
+
+
+def feed_horizon() -> str:
+    """The last day (ISO) the day listings offer: today (UTC) plus FEED_HORIZON_DAYS."""
+    return (datetime.now(UTC).date() + timedelta(days=FEED_HORIZON_DAYS)).isoformat()
 
 
 class Pages(Concern):
-    """The listings' reads (contract: PagesStore); only reads."""
+    """The reads of the site's listings: days, topics, sections, categories, authors, sitemap.
+
+    A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
+    lead_authors [{name, slug}] (first three), n_authors, summary (visible, or None) and
+    topic ({slug, label, section_slug, section_label, section_position}, or None).
+    """
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -115,6 +129,7 @@ class Pages(Concern):
                           "ORDER BY p.id", limit, offset)
 
     def all_days(self) -> list[str]:
+        """Every day up to feed_horizon() with a live paper, newest first."""
         return self.db.column(
             "SELECT DISTINCT sort_date FROM papers WHERE sort_date IS NOT NULL"
             " AND duplicate_of IS NULL AND sort_date <= ? ORDER BY 1 DESC", (feed_horizon(),))
@@ -170,11 +185,13 @@ class Pages(Concern):
 
     # --------------------------------------------------------------- authors
     def find_author(self, slug: str) -> dict[str, Any] | None:
+        """{id, name, slug} of an author."""
         return self.db.one("SELECT id, name, slug FROM authors WHERE slug = ?", (slug,))
 
     def author_papers_page(
         self, author_id: int, limit: int, offset: int
     ) -> tuple[int, list[dict[str, Any]]]:
+        """(the author's live papers, one page of them newest first)."""
         return self._page("FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
                           f" WHERE pa.author_id = ? AND {_LIVE}", (author_id,),
                           "ORDER BY p.sort_date DESC NULLS LAST, p.id DESC", limit, offset)
@@ -189,6 +206,7 @@ class Pages(Concern):
             (author_id, limit))
 
     def author_topics(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        """The author's topics, most papers first: slug, label, papers."""
         return self.db.dicts(
             "SELECT t.slug, coalesce(t.llm_label, t.label) AS label, count(*) AS papers"
             " FROM paper_authors pa JOIN paper_topics pt ON pt.paper_id = pa.paper_id"
@@ -197,6 +215,7 @@ class Pages(Concern):
             (author_id, limit))
 
     def author_categories(self, author_id: int, limit: int = 10) -> list[dict[str, Any]]:
+        """The author's primary categories, most papers first: category, papers."""
         return self.db.dicts(
             "SELECT p.primary_category AS category, count(*) AS papers FROM paper_authors pa"
             " JOIN papers p ON p.id = pa.paper_id WHERE pa.author_id = ?"
@@ -212,6 +231,7 @@ class Pages(Concern):
 
     # --------------------------------------------------------------- sitemap
     def sitemap_counts(self) -> dict[str, int]:
+        """Live papers, authors and live topics."""
         papers, authors, topics = self.db.rows(
             "SELECT (SELECT count(*) FROM papers WHERE duplicate_of IS NULL),"
             " (SELECT count(*) FROM authors),"
@@ -219,7 +239,7 @@ class Pages(Concern):
         return {"papers": papers, "authors": authors, "topics": topics}
 
     def sitemap_slice(self, kind: str, limit: int, offset: int) -> list[tuple[str, str | None]]:
-        """(key, last date) of papers, authors or topics in a stable order."""
+        """(key, last date) of papers, authors, topics or sections in a stable order."""
         sql = {
             "papers": "SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL ORDER BY pk",
             "authors": "SELECT slug, NULL FROM authors ORDER BY id",

@@ -9,8 +9,8 @@ from typing import Any
 from papersift.clock import utc_now
 from papersift.records.merge import source_kind
 from papersift.records.prepare import PreparedRecord
-from papersift.store.contracts import StoreError
 from papersift.store.sql import Concern
+from papersift.store.values import StoreError
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
 COLUMNS = (

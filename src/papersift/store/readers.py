@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.contracts import StoreConflict
 from papersift.store.sql import Concern, Database
+from papersift.store.values import StoreConflict
 
 _LISTED = "id, name, email, created_at, last_seen_at, signals_version"
 _READER = _LISTED + ", link_key"
@@ -51,7 +51,14 @@ def _day_before(at: str) -> str | None:
 
 
 class Readers(Concern):
-    """Accounts and each reader's signals (contract: ReadersStore)."""
+    """Readers: accounts, sessions, and each reader's own signals. Every method that takes a
+    reader_id reads or writes only that reader's rows: no call reaches another's data.
+
+    A reader is a dict: id, name, email, created_at, last_seen_at, signals_version (moves
+    whenever the reader's follows, reactions, collections or profile entries change) and
+    link_key (random, made with the account: every emailed link carries it, so no link reaches
+    another account). Ids are never handed out twice, not even after a reader is removed.
+    """
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -60,6 +67,7 @@ class Readers(Concern):
     # ------------------------------------------------------------- accounts
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
         # Names are unique without regard to case (both schemas say so).
+        """A new reader's id; StoreConflict if the name (any case) is taken."""
         found = self.db.value("INSERT INTO readers (name, email, password_hash, created_at)"
                               " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
                               (name, email, password_hash, utc_now()))
@@ -68,6 +76,7 @@ class Readers(Concern):
         return int(found)
 
     def find_reader(self, name: str) -> dict[str, Any] | None:
+        """The reader of this name (any case), with `password_hash`."""
         return self.db.one(f"SELECT {_READER}, password_hash FROM readers"
                            " WHERE lower(name) = lower(?)", (name,))
 
@@ -75,9 +84,11 @@ class Readers(Concern):
         return self.db.one(f"SELECT {_READER} FROM readers WHERE id = ?", (reader_id,))
 
     def list_readers(self) -> list[dict[str, Any]]:
+        """Every reader, by name, without password hashes or link keys."""
         return self.db.dicts(f"SELECT {_LISTED} FROM readers ORDER BY lower(name), name")
 
     def remove_reader(self, reader_id: int) -> bool:
+        """Delete the reader and everything that is theirs, in one transaction."""
         with self.db.transaction():
             for table in _OWN_TABLES:
                 self.db.execute(f"DELETE FROM {table} WHERE reader_id = ?", (reader_id,))
@@ -101,6 +112,8 @@ class Readers(Concern):
             (token_hash, reader_id, csrf_token, utc_now(), expires_at))
 
     def session_of(self, token_hash: str, now: str) -> dict[str, Any] | None:
+        """{reader, csrf_token, expires_at} of a session that has not expired (and marks the
+        reader seen); None for an unknown or expired one."""
         row = self.db.one("SELECT reader_id, csrf_token, expires_at FROM reader_sessions"
                           " WHERE token_hash = ? AND expires_at > ?", (token_hash, now))
         reader = None if row is None else self.get_reader(row["reader_id"])
@@ -116,11 +129,15 @@ class Readers(Concern):
         self.db.execute("DELETE FROM reader_sessions WHERE token_hash = ?", (token_hash,))
 
     def end_sessions(self, reader_id: int) -> int:
+        """End every session of a reader; returns how many."""
         return self.db.execute("DELETE FROM reader_sessions WHERE reader_id = ?", (reader_id,))
 
     # --------------------------------------------------- logins, invitations
     def claim_login_attempt(self, limits: Sequence[tuple[str, int]], attempt: str,
                             since: str, at: str) -> bool:
+        """One atomic step: True, and one mark under each key (tagged `attempt`), if every key
+        ('name:ada', 'ip:10.0.0.1', ...) has fewer marks than its limit since `since`; False,
+        and nothing written, otherwise. Concurrent claims never pass a limit together."""
         day_before = _day_before(at)
         with self.db.transaction():
             # One lock per key, taken in key order: the counts and the marks are one step.
@@ -138,6 +155,7 @@ class Readers(Concern):
         return True
 
     def forgive_login_attempt(self, attempt: str) -> None:
+        """Take back the marks of one attempt (its password was right)."""
         self.db.execute("DELETE FROM login_failures WHERE attempt = ?", (attempt,))
 
     def clear_login_failures(self, key: str) -> None:
@@ -148,11 +166,13 @@ class Readers(Concern):
                         " VALUES (?, ?, ?)", (code_hash, utc_now(), expires_at))
 
     def invitation_open(self, code_hash: str, now: str) -> bool:
+        """Whether an unused, unexpired invitation has this code."""
         return self.db.value("SELECT 1 FROM invitations WHERE code_hash = ?"
                              " AND used_at IS NULL AND expires_at > ?",
                              (code_hash, now)) is not None
 
     def use_invitation(self, code_hash: str, reader_id: int, now: str) -> bool:
+        """Spend an unused, unexpired invitation on this reader; False if there is none."""
         return self.db.execute(
             "UPDATE invitations SET used_by = ?, used_at = ? WHERE code_hash = ?"
             " AND used_at IS NULL AND expires_at > ?", (reader_id, now, code_hash, now)) > 0
@@ -172,6 +192,7 @@ class Readers(Concern):
         return changed
 
     def add_follow(self, reader_id: int, kind: str, value: str) -> bool:
+        """Follow a topic, section, author, category or search; False if already followed."""
         return self._signal(reader_id, "INSERT INTO follows (reader_id, kind, value, created_at)"
                             " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                             (reader_id, kind, value, utc_now())) > 0
@@ -181,16 +202,19 @@ class Readers(Concern):
                             " AND value = ?", (reader_id, kind, value)) > 0
 
     def follows_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{kind, value, created_at}, oldest first."""
         return self.db.dicts("SELECT kind, value, created_at FROM follows WHERE reader_id = ?"
                              " ORDER BY created_at, kind, value", (reader_id,))
 
     def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
+        """'up', 'down' or 'not_interested' (replacing the reader's earlier one)."""
         self._signal(reader_id, "INSERT INTO reactions (reader_id, paper_id, reaction, at)"
                      " VALUES (?, ?, ?, ?) ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
                      " reaction = excluded.reaction, at = excluded.at",
                      (reader_id, paper_id, reaction, utc_now()))
 
     def set_reactions(self, reader_id: int, paper_ids: Sequence[str], reaction: str) -> None:
+        """set_reaction for many papers as one write (an import of a whole library)."""
         if paper_ids:  # in id order: two writers of one reader cannot deadlock
             now = utc_now()
             with self.db.transaction():
@@ -206,6 +230,7 @@ class Readers(Concern):
                             " AND paper_id = ?", (reader_id, paper_id)) > 0
 
     def reactions_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{paper_id, reaction, at}, newest first."""
         return self.db.dicts("SELECT paper_id, reaction, at FROM reactions WHERE reader_id = ?"
                              " ORDER BY at DESC, paper_id", (reader_id,))
 
@@ -215,6 +240,7 @@ class Readers(Concern):
                              (reader_id, name))
 
     def add_to_collection(self, reader_id: int, name: str, paper_id: str) -> None:
+        """Save a paper to a named collection (made on first use)."""
         now = utc_now()
         with self.db.transaction():
             self.db.execute("INSERT INTO collections (reader_id, name, created_at)"
@@ -243,12 +269,14 @@ class Readers(Concern):
         return True
 
     def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{name, papers, created_at}, by name."""
         return self.db.dicts(
             "SELECT c.name, count(cp.paper_id) AS papers, c.created_at FROM collections c"
             " LEFT JOIN collection_papers cp ON cp.collection_id = c.id WHERE c.reader_id = ?"
             " GROUP BY c.id, c.name, c.created_at ORDER BY c.name", (reader_id,))
 
     def collection_papers(self, reader_id: int, name: str) -> list[str] | None:
+        """Paper ids of a collection, newest saved first; None if there is no such collection."""
         collection = self._collection_id(reader_id, name)
         if collection is None:
             return None
@@ -257,6 +285,7 @@ class Readers(Concern):
 
     # --------------------------------------------------------------- claims
     def add_claim(self, reader_id: int, author_slug: str) -> bool:
+        """"This is me": the reader says they are this author; False if claimed already."""
         return self._signal(reader_id, "INSERT INTO claims (reader_id, author_slug, created_at)"
                             " VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                             (reader_id, author_slug, utc_now())) > 0
@@ -266,10 +295,13 @@ class Readers(Concern):
                             " AND author_slug = ?", (reader_id, author_slug)) > 0
 
     def claims_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{author_slug, created_at} of the reader's claims, oldest first."""
         return self.db.dicts("SELECT author_slug, created_at FROM claims WHERE reader_id = ?"
                              " ORDER BY created_at, author_slug", (reader_id,))
 
     def saved_in(self, reader_id: int, paper_ids: Sequence[str]) -> dict[str, list[str]]:
+        """{paper_id: names of the reader's collections holding it} for these papers (those
+        in no collection left out)."""
         if not paper_ids:
             return {}
         condition, params = self.db.any_of("cp.paper_id", list(dict.fromkeys(paper_ids)))
@@ -287,11 +319,13 @@ class Readers(Concern):
                                  " RETURNING id", (reader_id, text, utc_now())))
 
     def feedback_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, text, at}, newest first."""
         return self.db.dicts("SELECT id, text, at FROM feedback WHERE reader_id = ?"
                              " ORDER BY at DESC, id DESC", (reader_id,))
 
     def add_profile_entry(self, reader_id: int, kind: str, phrase: str,
                           feedback_id: int | None = None) -> int | None:
+        """A 'more', 'less' or 'exclude' entry's id; None if the reader has it already."""
         with self.db.transaction():
             entry = self.db.value(
                 "INSERT INTO profile_entries (reader_id, kind, phrase, feedback_id, created_at)"
@@ -306,12 +340,14 @@ class Readers(Concern):
                             " AND id = ?", (reader_id, entry_id)) > 0
 
     def profile_entries(self, reader_id: int) -> list[dict[str, Any]]:
+        """{id, kind, phrase, feedback_id, created_at}, oldest first."""
         return self.db.dicts("SELECT id, kind, phrase, feedback_id, created_at"
                              " FROM profile_entries WHERE reader_id = ? ORDER BY id",
                              (reader_id,))
 
     # ---------------------------------------------------------------- shown
     def mark_shown(self, reader_id: int, paper_ids: Sequence[str], at: str) -> None:
+        """Remember these papers as shown (the first time counts)."""
         if paper_ids:  # in id order: two writers of one reader cannot deadlock
             with self.db.transaction():
                 self.db.executemany("INSERT INTO shown (reader_id, paper_id, first_at)"
@@ -319,16 +355,20 @@ class Readers(Concern):
                                     [(reader_id, pid, at) for pid in sorted(set(paper_ids))])
 
     def shown_before(self, reader_id: int, before: str) -> set[str]:
+        """Papers first shown to the reader before this time (ISO)."""
         return set(self.db.column("SELECT paper_id FROM shown WHERE reader_id = ?"
                                   " AND first_at < ?", (reader_id, before)))
 
     def shown_of(self, reader_id: int) -> list[dict[str, Any]]:
+        """{paper_id, first_at} of every paper shown to the reader, newest first."""
         return self.db.dicts("SELECT paper_id, first_at FROM shown WHERE reader_id = ?"
                              " ORDER BY first_at DESC, paper_id", (reader_id,))
 
     # -------------------------------------------------------------- ranking
     def ranking_rows(self, ids: Sequence[str] | None = None, since: str | None = None
                      ) -> list[dict[str, Any]]:
+        """Live papers (these ids, or those from `since` on), in storage order: id, title,
+        abstract, categories, authors, author_slugs, topic_id, section_id, sort_date."""
         where, params = "p.duplicate_of IS NULL", []
         if ids is not None:
             condition, params = self.db.any_of("p.id", list(dict.fromkeys(ids)))
@@ -340,6 +380,8 @@ class Readers(Concern):
             f"{self._ranking} WHERE {where} ORDER BY p.pk", params)]
 
     def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
+        """About n live papers from before that day, spread evenly over the store (the same
+        ones each time): what a reader's model learns against."""
         total = int(self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL"
                                   " AND sort_date < ?", (before,)))
         if not total or n <= 0:

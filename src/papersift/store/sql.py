@@ -10,7 +10,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from papersift.store.contracts import StoreError
+from papersift.store.values import StoreError
 
 T = TypeVar("T")
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -179,7 +179,8 @@ def to_format(sql: str) -> str:
 
 
 class Concern:
-    """The queries of one portable concern over its store's Database (see store.contracts)."""
+    """The queries of one portable concern over its store's Database (the concern's class is
+    its contract: store.contracts.CONCERNS)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

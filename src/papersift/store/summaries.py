@@ -16,7 +16,7 @@ _COLUMNS = (
 
 
 class Summaries(Concern):
-    """Summaries with their provenance and flags (contract: SummariesStore)."""
+    """TL;DRs and blurbs with provenance, staleness and readers' flags."""
 
     # ----------------------------------------------------------------- reads
     def summary_states(
@@ -59,7 +59,8 @@ class Summaries(Concern):
             f"SELECT * FROM summaries WHERE hidden = 0 AND {among}", params)}
 
     def summary_stats(self) -> dict[str, Any]:
-        """How many papers have summaries, by writer, and how many are flagged or hidden."""
+        """How many live papers have summaries, by writer, and how many are flagged or hidden:
+        papers, summarized, missing, by_writer, flagged, hidden, with_notes."""
         with self.db.snapshot():
             papers = self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL")
             summarized = self.db.value(

@@ -110,15 +110,20 @@ def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
 
 
 class Tables(Concern):
-    """Rows of the shared tables (contract: TablesStore). What differs goes through the
+    """Every table's rows as all backends share them (TABLES): what `papersift migrate`
+    copies from one store into another and then compares. A row is a tuple of the table's
+    columns in TABLES' order (None, int, float, str or bytes; a vector as its float32
+    little-endian bytes); rows come in key order. What differs goes through the
     Database: vectors leave and come back as bytes (PostgreSQL holds pgvector vectors), and
     what a backend keeps beside the rows follows a write (SQLite's keyword index of new
     papers, PostgreSQL's sequences after ids written as given)."""
 
     def table_names(self) -> list[str]:
+        """The tables a copy goes through, in order."""
         return [t.name for t in TABLES]
 
     def count_rows(self, table: str, through: Sequence[Any] | None = None) -> int:
+        """Rows of a table (those whose key is at most `through`, if given)."""
         spec = _spec(table)
         if through is None:
             return int(self.db.value(f"SELECT count(*) FROM {spec.name}"))
@@ -127,6 +132,7 @@ class Tables(Concern):
                                  list(through)))
 
     def last_key(self, table: str) -> tuple[Any, ...] | None:
+        """The highest key of a table, None if it is empty."""
         spec = _spec(table)
         order = ", ".join(f"{k} DESC" for k in spec.key)
         rows = self.db.rows(f"SELECT {', '.join(spec.key)} FROM {spec.name}"
@@ -135,6 +141,7 @@ class Tables(Concern):
 
     def read_rows(self, table: str, after: Sequence[Any] | None = None,
                   limit: int = 1000) -> list[tuple[Any, ...]]:
+        """Up to `limit` rows in key order, from the first key above `after`."""
         spec = _spec(table)
         where, params = key_sql(spec, after, "?")
         return self.db.copied_rows(
@@ -142,6 +149,9 @@ class Tables(Concern):
             (*params, int(limit)), _vectors(spec))
 
     def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
+        """Add rows in one transaction, skipping those whose key is stored; what derives
+        from them (the keyword index, the next ids handed out) follows. Returns how many
+        were added."""
         spec = _spec(table)
         if not rows:
             return 0

@@ -48,8 +48,11 @@ def _monday(day: str) -> str | None:
 
 
 class Topics(Concern):
-    """Topics, sections and assignments (contract: TopicsStore).
+    """Topics, sections, assignments, rebuild history, slug redirects and LLM names.
 
+    A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
+    key-phrase label), key_label, llm_label, key_phrases (list), section_id, section_slug,
+    section_label, is_other, size, created_build, retired_build.
     A build (papersift.topics) replaces the topics in one transaction; topics keep their id
     and slug across builds when the build says so, retired topics keep their row (so their
     slug stays reserved) and redirect to where their papers went.
@@ -63,8 +66,8 @@ class Topics(Concern):
             " ON e.paper_id = p.id AND e.model = ? WHERE p.duplicate_of IS NULL", (model,))}
 
     def topic_state(self) -> dict[str, Any]:
-        """What a rebuild maps against: active topics with centroids, the paper assignments,
-        and every slug already taken (active, retired, redirected, sections)."""
+        """What a rebuild maps against: {topics (active, with centroids), sections,
+        assignments {paper: topic id}, taken_slugs (active, retired, redirected, sections)}."""
         topic_ids = self.db.joined(
             "CAST(t.id AS text)", "','",
             "FROM topics t WHERE t.section_id = s.id AND t.retired_build IS NULL", "t.id")
@@ -106,6 +109,7 @@ class Topics(Concern):
         return set(self.db.column("SELECT paper_id FROM paper_topics"))
 
     def latest_topic_build(self) -> dict[str, Any] | None:
+        """The newest build: id, created_at, method, params (dict), n_papers, report (dict)."""
         build = self.db.one("SELECT * FROM topic_builds ORDER BY id DESC LIMIT 1")
         if build is None:
             return None
@@ -118,7 +122,8 @@ class Topics(Concern):
         """Write a whole rebuild in one transaction: method, params, n_papers, report;
         sections [{key, slug, label, position}]; topics [{key, id (kept) or None, slug, label,
         key_phrases, llm_label, section (key), is_other, centroid}]; retired [{id, redirect_to
-        (topic key), reason}]; assignments [(paper id, topic key, similarity)]."""
+        (topic key), reason}]; assignments [(paper id, topic key, similarity)]. Returns
+        {build_id, topic_ids: {key: id}, section_ids: {key: id}}."""
         return self.db.write(lambda: self._replace(build))
 
     def _replace(self, build: dict[str, Any]) -> dict[str, Any]:
@@ -248,6 +253,7 @@ class Topics(Concern):
 
     # ------------------------------------------------------------- page reads
     def has_topics(self) -> bool:
+        """Whether a live topic holds at least one paper."""
         return self.db.value(
             "SELECT 1 FROM topics t WHERE t.retired_build IS NULL"
             " AND EXISTS (SELECT 1 FROM paper_topics pt WHERE pt.topic_id = t.id) LIMIT 1"
@@ -299,9 +305,11 @@ class Topics(Concern):
         return None
 
     def find_section(self, slug: str) -> dict[str, Any] | None:
+        """{id, slug, label} of a section."""
         return self.db.one("SELECT id, slug, label FROM sections WHERE slug = ?", (slug,))
 
     def paper_topic(self, paper_id: str) -> dict[str, Any] | None:
+        """The live topic of a paper."""
         row = self.db.one(
             f"SELECT {_TOPIC_COLUMNS} FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
             f" {_SECTION_JOIN} WHERE pt.paper_id = ? AND t.retired_build IS NULL", (paper_id,))

@@ -66,9 +66,9 @@ def plan_build(
     on_progress: Say | None = None,
     threads: int = 1,
 ) -> dict[str, Any]:
-    """Everything a rebuild writes (the `build` of TopicsStore.replace_topics), in memory.
+    """Everything a rebuild writes (the `build` of store.topics.Topics.replace_topics), in memory.
 
-    previous is TopicsStore.topic_state() (or its in-memory equivalent), or None for a
+    previous is Topics.topic_state() (or its in-memory equivalent), or None for a
     first build. Centroids, similarities and the "other" rule are in the space of the
     smoothed vectors.
     """

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from papersift.plugins import Plugins, StorePlugin
-from papersift.store.contracts import StoreError
+from papersift.store.values import StoreError
 
 if TYPE_CHECKING:
     from papersift.store.postgres.store import PostgresStore

@@ -21,8 +21,8 @@ from psycopg.types import TypeInfo
 
 from papersift.clock import utc_now
 from papersift.store import redact_url as redact
-from papersift.store.contracts import StoreError, StoreUnavailable
 from papersift.store.sql import Database, check_schema, read_migrations, to_format
+from papersift.store.values import StoreError, StoreUnavailable
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too

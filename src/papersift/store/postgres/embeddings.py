@@ -10,10 +10,10 @@ import numpy as np
 import psycopg
 
 from papersift.store import embeddings
-from papersift.store.contracts import SearchFilters
 from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.search import Search
 from papersift.store.sql import to_format
+from papersift.store.values import SearchFilters
 
 # The dimension the HNSW index covers (migration 0002: one partial index per dimension).
 INDEXED_DIM = 384

@@ -8,7 +8,6 @@ from typing import Any
 
 from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
-from papersift.store.contracts import UpsertReport
 from papersift.store.papers import COLUMNS, DUMPED, SELECT, PaperReads
 from papersift.store.postgres.db import (
     PAPERS_LOCK,
@@ -17,6 +16,7 @@ from papersift.store.postgres.db import (
     retrying,
 )
 from papersift.store.sql import dedupe_last
+from papersift.store.values import UpsertReport
 
 _INSERTED = COLUMNS[1:]  # what a new paper's row gives (PreparedRecord.paper_row + 2)
 _INSERTED_TYPES = ("text", "int4", *["text"] * 16)

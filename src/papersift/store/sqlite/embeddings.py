@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 
 from papersift.store import embeddings
-from papersift.store.contracts import SearchFilters
 from papersift.store.sqlite.db import SQLiteDatabase
 from papersift.store.sqlite.search import Search
+from papersift.store.values import SearchFilters
 
 # Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
 _SCAN = 20_000

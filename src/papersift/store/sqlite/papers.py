@@ -10,11 +10,11 @@ from typing import Any
 from papersift.records import PaperRecord
 from papersift.records.merge import merge
 from papersift.records.prepare import PreparedRecord, version_rows
-from papersift.store.contracts import UpsertReport
 from papersift.store.papers import DUMPED, PaperReads
 from papersift.store.sqlite import bulk
 from papersift.store.sqlite.db import chunks, transaction
 from papersift.store.sqlite.fulltext import FulltextBuilder, adopt_index, fulltext_deferred
+from papersift.store.values import UpsertReport
 
 
 class Papers(PaperReads):
