@@ -1,4 +1,4 @@
-"""Papers as both backends read them: one paper whole, counts, the stages' batches, dates; and the run log."""
+"""Papers as both backends read and merge them: one paper whole, counts, the stages' batches, dates, the run log, and the batch upsert around each backend's insert of new papers."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.records.merge import source_kind
-from papersift.records.prepare import PreparedRecord
-from papersift.store.sql import Concern
-from papersift.store.values import StoreError
+from papersift.records.merge import merge, source_kind
+from papersift.records.prepare import PreparedRecord, version_rows
+from papersift.store.sql import Concern, dedupe_last
+from papersift.store.values import StoreError, UpsertReport
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
 COLUMNS = (
@@ -30,9 +30,135 @@ DUMPED = {
 }
 
 
-class PaperReads(Concern):
-    """The reads of PapersStore, written once; each backend's Papers adds the writes (its
-    batch upsert and bulk load, over the shared steps below) and what its stats and dump add."""
+class Papers(Concern):
+    """PapersStore written once: the reads, and the batch upsert with its merge and duplicate
+    rules. Each backend's Papers adds how the lines read are kept (_keep_lines), how papers new
+    to the store go in (_insert_papers) and authors are numbered (_add_authors), its bulk
+    load, and what its stats and dump add."""
+
+    # ------------------------------------------------------- what a backend provides
+    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
+        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
+        raise NotImplementedError
+
+    def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
+                       report: UpsertReport) -> list[PreparedRecord]:
+        """Insert papers new to the store with their authors, categories and versions, each
+        linked to an earlier paper it duplicates (_duplicated); returns those another writer
+        stored first (to be merged instead)."""
+        raise NotImplementedError
+
+    def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
+        """Store these (name, slug) authors; their ids by name (an author another writer
+        stored first may be left out)."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- writes
+    def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
+        """Insert or merge a batch in one transaction (see PapersStore.upsert_papers).
+
+        Concurrent upserts (two ingests at once) take turns batch by batch through one lock:
+        the merge and duplicate rules must see every paper committed before, and a duplicate
+        shares no unique key with its original (only a DOI or a title key), so row locks alone
+        could not stop two writers from each storing one copy as an original."""
+        if not items:
+            return UpsertReport()
+
+        def work() -> UpsertReport:
+            report = UpsertReport()
+            self.db.lock("papers")
+            self._upsert(items, report)
+            return report
+
+        return self.db.write(work)
+
+    def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
+        self._keep_lines([(p.line_key, p.id, p.source, p.record_hash)
+                          for p in items if p.line_key is not None])
+        sources = self._sources([(p.id, p.source) for p in items])
+        todo = [p for p in items if sources.get((p.id, p.source), (None,))[0] != p.record_hash]
+        report.unchanged += len(items) - len(todo)
+        if not todo:
+            return
+        current, author_ids, merges, fresh, repeats = self._plan(todo)
+        # Papers new to the store go in together (the common bulk case); a paper already
+        # stored, or repeated within the batch, is merged one by one.
+        self._merge_all(merges, current, sources, author_ids, report)
+        repeats = self._insert_papers(fresh, author_ids, report) + repeats
+        if repeats:
+            current.update(self._current_rows([p.id for p in repeats]))
+            self._merge_all(repeats, current, sources, author_ids, report)
+        self.db.insert_rows(
+            "paper_sources", ("paper_id", "source", "record_hash", "extras"), ("text",) * 4,
+            dedupe_last([(p.id, p.source, p.record_hash, p.extras_json) for p in todo],
+                        key=lambda r: (r[0], r[1])),
+            "ON CONFLICT (paper_id, source) DO UPDATE SET"
+            " record_hash = excluded.record_hash, extras = excluded.extras")
+
+    def _sources(self, keys: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[str, str]]:
+        """{(paper id, source): (record hash, extras)} of what these sources last gave."""
+        wanted = set(keys)
+        among, params = self.db.any_of("paper_id", sorted({paper_id for paper_id, _ in keys}))
+        return {(r[0], r[1]): (r[2], r[3]) for r in self.db.rows(
+            f"SELECT paper_id, source, record_hash, extras FROM paper_sources WHERE {among}",
+            params) if (r[0], r[1]) in wanted}
+
+    def _current_rows(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The stored rows of these papers, locked until the batch commits."""
+        among, params = self.db.any_of("id", sorted(set(ids)))
+        return {r["id"]: r for r in self.db.dicts(
+            f"{SELECT} WHERE {among} ORDER BY id{self.db.for_update}", params)}
+
+    def _merge_all(self, items: list[PreparedRecord], rows: dict[str, dict[str, Any]],
+                   sources: dict[tuple[str, str], tuple[str, str]], author_ids: dict[str, int],
+                   report: UpsertReport) -> None:
+        """Merge records into their stored papers, in order (a paper given twice is merged
+        twice), and count each as updated or unchanged; the writes go out in one pipeline."""
+        if not items:
+            return
+        categories = self._categories_of([item.id for item in items])
+        with self.db.pipeline():
+            for item in items:
+                changed = self._merge(item, rows[item.id], categories, author_ids)
+                old = sources.get((item.id, item.source))
+                if changed or (old is not None and old[1] != item.extras_json):
+                    report.updated.append(item.id)
+                else:
+                    report.unchanged += 1
+                self.db.executemany(
+                    "INSERT INTO paper_versions (paper_id, version, date) VALUES (?, ?, ?)"
+                    " ON CONFLICT (paper_id, version) DO UPDATE"
+                    " SET date = coalesce(paper_versions.date, excluded.date)",
+                    version_rows(item.record()))
+
+    def _merge(self, item: PreparedRecord, row: dict[str, Any],
+               categories: dict[str, list[str]], author_ids: dict[str, int]) -> bool:
+        """Merge one record into its stored row (kept up to date in memory, as are the
+        categories); True if anything visible changed."""
+        record = item.record()
+        change = merge(row, record)
+        if change.changed:
+            assignments = ", ".join(f"{k} = ?" for k in change.changed)
+            self.db.execute(f"UPDATE papers SET {assignments} WHERE id = ?",
+                            (*change.changed.values(), record.id))
+            row.update(change.changed)
+        categories_change = bool(change.wins and record.categories
+                                 and record.categories != categories.get(record.id, []))
+        if change.authors_change:
+            self.db.execute("DELETE FROM paper_authors WHERE paper_id = ?", (record.id,))
+            names = [n for n in record.authors if n]
+            self.db.executemany(
+                "INSERT INTO paper_authors (paper_id, position, author_id) VALUES (?, ?, ?)",
+                [(record.id, i, author_ids[name]) for i, name in enumerate(names)])
+        if categories_change:
+            categories[record.id] = list(dict.fromkeys(record.categories))
+            self.db.execute("DELETE FROM paper_categories WHERE paper_id = ?", (record.id,))
+            self.db.executemany(
+                "INSERT INTO paper_categories (paper_id, category, position) VALUES (?, ?, ?)",
+                [(record.id, c, i) for i, c in enumerate(categories[record.id])])
+        return change.visible or categories_change
+
+    # ----------------------------------------------------------------- reads
 
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
         return int(self.db.value(
@@ -152,13 +278,13 @@ class PaperReads(Concern):
             paper["links"] = json.loads(paper["links"])
             yield paper
 
-    # ------------------------------------------- steps both backends' upserts take
+    # ------------------------------------------- steps of the upsert
     def _plan(self, todo: Sequence[PreparedRecord]) -> tuple[
             dict[str, Any], dict[str, int], list[PreparedRecord], list[PreparedRecord],
             list[PreparedRecord]]:
-        """For records whose source gave something new: the stored rows of their papers
-        (the backend's _current_rows), their authors' ids (missing ones created), and the records as merges into stored papers, papers new to the store,
-        and repeats of a new paper within the batch."""
+        """For records whose source gave something new: the stored rows of their papers,
+        their authors' ids (missing ones created), and the records as merges into stored
+        papers, papers new to the store, and repeats of a new paper within the batch."""
         current = self._current_rows([p.id for p in todo])
         author_ids = self._author_ids(
             dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from importlib import resources
 from typing import Any, TypeVar
@@ -23,6 +23,9 @@ class Database:
 
     dialect = ""
     location = ""
+    # Appended to a SELECT of rows a write transaction will change: locked until it ends (a
+    # SQLite writer holds the one write lock already).
+    for_update = ""
 
     # ------------------------------------------------------- what a backend provides
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
@@ -78,6 +81,18 @@ class Database:
         choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint
         (PostgreSQL's weighs the walk itself)."""
         return None
+
+    def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
+                    rows: Sequence[Sequence[Any]], suffix: str = "") -> None:
+        """INSERT these rows in their order (`types`: the columns' SQL types, for a backend
+        that sends each column as one array); `suffix` is an ON CONFLICT clause."""
+        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks(columns)})"
+                         f" {suffix}", rows)
+
+    def pipeline(self) -> AbstractContextManager[Any]:
+        """Statements whose results nobody reads sent without waiting for each (PostgreSQL's
+        pipeline mode); a backend in the same process as its database has nothing to save."""
+        return nullcontext()
 
     def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         """Run `sql` (an INSERT, UPDATE or DELETE without RETURNING) once for each of `rows`:

@@ -7,7 +7,7 @@ import select
 import struct
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
 from typing import Any, TypeVar
 
@@ -26,10 +26,9 @@ from papersift.store.values import StoreError, StoreUnavailable
 
 T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
-# Advisory lock keys (arbitrary, papersift's own): one for migrating, one that paper upserts
-# take in turn (see Papers.upsert_papers).
+# The advisory lock key of migrating (arbitrary, papersift's own; other locks are named:
+# PostgresDatabase.lock).
 MIGRATE_LOCK = 0x7061_7065_7273_0001
-PAPERS_LOCK = 0x7061_7065_7273_0002
 # A write that lost a deadlock or a serialization race is run again this many times.
 _RETRIES = 5
 
@@ -260,6 +259,7 @@ class PostgresDatabase(Database):
     """The dialect layer over the store's connection (`?` placeholders become `%s`)."""
 
     dialect = "postgresql"
+    for_update = " FOR UPDATE"
 
     def __init__(self, connector: Connector, location: str) -> None:
         self.connector, self.location = connector, location
@@ -307,6 +307,14 @@ class PostgresDatabase(Database):
 
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
+
+    def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
+                    rows: Sequence[Sequence[Any]], suffix: str = "") -> None:
+        with self.connector.answering():
+            insert_rows(self.conn, table, columns, types, rows, suffix)
+
+    def pipeline(self) -> AbstractContextManager[Any]:
+        return self.conn.pipeline()
 
     def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         # executemany sums the counts; what each run returns is kept apart (one round trip).
