@@ -14,10 +14,10 @@ from papersift.plugins import plugins
 from papersift.records import PaperRecord
 from papersift.records.prepare import prepare_record
 from papersift.settings import Settings
-from papersift.store.contracts import (
+from papersift.store.contracts import Store
+from papersift.store.values import (
     KeywordQuery,
     SearchFilters,
-    Store,
     StoreConflict,
     StoreError,
     StoreQueryError,

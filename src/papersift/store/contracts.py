@@ -29,21 +29,21 @@ from papersift.store.readers import Readers
 from papersift.store.summaries import Summaries
 from papersift.store.tables import Tables
 from papersift.store.topics import Topics
+
+# The values the Protocols name, and what the search modules import from here (the
+# rest of papersift takes them from papersift.store, which takes them from store.values).
 from papersift.store.values import (
     KeywordQuery,
     SearchFilters,
-    StoreConflict,
     StoreError,
     StoreQueryError,
-    StoreUnavailable,
     Term,
     UpsertReport,
 )
 
 __all__ = [
     "CONCERNS", "EmbeddingsStore", "KeywordQuery", "PapersStore", "SearchFilters", "SearchStore",
-    "Store", "StoreConflict", "StoreError", "StoreQueryError", "StoreUnavailable", "Term",
-    "UpsertReport",
+    "Store", "StoreError", "StoreQueryError", "Term", "UpsertReport",
 ]
 
 
