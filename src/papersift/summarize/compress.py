@@ -32,16 +32,23 @@ _RE_SUBORDINATE_START = re.compile(
     r"After|Before|Beyond|Besides|As|Apart|Instead|Rather|Following|Combining|Exploiting)\b")
 _RE_MAIN_CLAUSE = re.compile(
     r", (?:they|their|the|this|these|it|its|a|an|[A-Z][\w\-]*|[a-z]+ (?:is|are|was|were|has|have)) [\w\-]+")
-_DANGLING = re.compile(
-    r"(?:\s+(?:and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
+_DANGLING_ALTERNATIVES = (
+    r"and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
     r"using|its|their|is|are|was|were|be|this|these|both|such|than|into|while|through|over|"
     r"under|about|across|among|between|without|within|during|toward|towards|against|per|"
-    r"like|unlike|including|especially|namely|whose|where|when|whether))+$", re.I)
+    r"like|unlike|including|especially|namely|whose|where|when|whether")
+_DANGLING = re.compile(r"(?:\s+(?:" + _DANGLING_ALTERNATIVES + r"))+$", re.I)
+_DANGLING_WORDS = frozenset(_DANGLING_ALTERNATIVES.split("|"))
 
 
 def finish(text: str) -> str:
     text = text.strip().rstrip(",;:–— ")
-    text = _DANGLING.sub("", text).rstrip(",;:–— ")
+    # The pattern is tried at every space of the text: only a text whose last word is one
+    # of its words (or not plain ASCII, where its case rules are wider) can match.
+    last = text.rsplit(None, 1)[-1] if text else ""
+    if last and (not last.isascii() or last.lower() in _DANGLING_WORDS):
+        text = _DANGLING.sub("", text)
+    text = text.rstrip(",;:–— ")
     if text and text[-1] not in ".!?":
         text += "."
     return text

@@ -16,7 +16,8 @@ BLURB_MIN_WORDS = 40
 BLURB_MAX_SENTENCES = 3
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉", "01234567890123456789")
-_RE_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+# The lookahead first: a pattern that opens with a lookbehind is tried at every position.
+_RE_NUMBER = re.compile(r"(?=\d)(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 _RE_SCRIPT_DIGITS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]+")
 _SPELLED = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -69,7 +70,9 @@ def _canonical_number(integer: str, decimal: str | None) -> str:
 
 def numbers_in(text: str) -> set[str]:
     """Canonical numbers of a text: '1,000' and '1000' -> '1000'; '45.70' -> '45.7'; '10⁵' -> 10, 5."""
-    text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ", text)
+    if not text.isascii():  # superscript and subscript digits are not ASCII
+        text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ",
+                                     text)
     return {_canonical_number(m.group(1), m.group(2)) for m in _RE_NUMBER.finditer(text)}
 
 

@@ -28,8 +28,10 @@ _RE_LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"“']*([^\s(\[\"“']+)$")
 
 
 # A run-on: a new sentence that starts like a contribution without a full stop before it.
+# (The space comes first and the lookbehind after it: a pattern that opens with a lookbehind
+# is tried at every position of the text.)
 _RE_RUN_ON = re.compile(
-    r"(?<=[a-z0-9)]) (?=(?:To (?:address|tackle|solve|overcome|bridge|fill) (?:this|these|the)|"
+    r" (?<=[a-z0-9)] )(?=(?:To (?:address|tackle|solve|overcome|bridge|fill) (?:this|these|the)|"
     r"In this (?:paper|work|study|article)|Here,? we|We (?:propose|present|introduce|develop)|"
     r"This (?:paper|work) (?:proposes|presents|introduces))\b)")
 
@@ -59,8 +61,7 @@ def _split(text: str) -> list[str]:
                     sentences.append(sentence)
                 start = match.end()
                 continue
-            token_match = _RE_LAST_TOKEN.search(before)
-            token = token_match.group(1) if token_match else ""
+            token = _last_token(before)
             lowered = token.lower()
             # Acronyms ("CF", "NO") end sentences; only their lower/title-case forms abbreviate.
             abbreviation = not token.isupper() and (
@@ -84,6 +85,21 @@ def _split(text: str) -> list[str]:
     if tail:
         sentences.append(tail)
     return _merge_fragments(sentences)
+
+
+_OPENERS = "([\"“'"
+
+
+def _last_token(before: str) -> str:
+    """The word before a full stop, as _RE_LAST_TOKEN finds it (openers dropped; none when
+    the last word has one inside), without a search over the whole text before every stop."""
+    if not before or before[-1].isspace():
+        # Only the pattern knows its end-of-line rules: "x\n" ends a word, "x " does not.
+        match = _RE_LAST_TOKEN.search(before)
+        return match.group(1) if match else ""
+    # str.split's whitespace is the pattern's \s: its one match starts at the last space.
+    word = before.rsplit(None, 1)[-1].lstrip(_OPENERS)
+    return word if word and not any(opener in word for opener in _OPENERS) else ""
 
 
 def _merge_fragments(sentences: list[str]) -> list[str]:
