@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A parenthetical that stands apart; "(G)I-DLE" is part of a name and stays.
 _RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)(?=[\s,.;:!?]|$)")
@@ -60,20 +61,25 @@ _RE_SECTION_LABEL = re.compile(
     r"Approach|Problem|Contributions?|Summary|Abstract|Goal|Rationale)\s*[:.]\s+(?=\S)")
 
 
+_RE_SPACE_BEFORE_STOP = re.compile(r"\s+([,.;:])")
+
+
 def tidy(sentence: str) -> str:
     """Drop section labels of structured abstracts, citation brackets, and parentheticals that
     only give examples or references."""
     sentence = _RE_SECTION_LABEL.sub("", sentence).replace("et al..", "et al.")
     sentence = _RE_BRACKET_REF.sub("", sentence)
     sentence = _RE_USELESS_PAREN.sub("", sentence)
-    return re.sub(r"\s+([,.;:])", r"\1", sentence).strip()
+    return _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence).strip()
 
 
+# Drafts of one blurb cut the same sentences to the same lengths: the cuts are kept.
+@lru_cache(maxsize=8192)
 def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tuple[str, bool]:
     """The sentence cut to at most `max_words` at a clause boundary; (text, cut cleanly)."""
     if drop_parentheses:
         sentence = _RE_PAREN.sub("", sentence)
-        sentence = re.sub(r"\s+([,.;:])", r"\1", sentence)
+        sentence = _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence)
     if len(sentence.split()) <= max_words:
         return finish(sentence), True
     subordinate = bool(_RE_SUBORDINATE_START.match(sentence))

@@ -88,7 +88,8 @@ def _pieces(text: str) -> list[str]:
 
 def name_like(piece: str) -> bool:
     """A method, dataset or model name: internal capitals, capitals with digits, acronyms."""
-    return bool(_RE_NAME_LIKE.search(piece))
+    # Every branch needs an ASCII capital: a word the same in lower case is no name.
+    return piece != piece.lower() and bool(_RE_NAME_LIKE.search(piece))
 
 
 def build_source(paper: dict[str, Any], naming: str = "",
