@@ -167,13 +167,21 @@ def clean_latex(text: str) -> str:
              .replace("\x00H", "#").replace("\x00D", "$").replace("\x00L", "{").replace("\x00R", "}"))
     elif "^" in s or "_" in s:
         pass  # plain text with a caret is not LaTeX we can be sure of; leave it
-    s = _RE_TILDE_TIE.sub(" ", s)
-    s = s.replace("---", "—").replace("--", "–").replace("``", "“").replace("''", "”")
+    # Each step below needs its character: a name or a plain title skips most of them.
+    if "~" in s:
+        s = _RE_TILDE_TIE.sub(" ", s)
+    if "-" in s:
+        s = s.replace("---", "—").replace("--", "–")
+    if "`" in s or "'" in s:
+        s = s.replace("``", "“").replace("''", "”")
     s = " ".join(s.split())  # str.split's whitespace is the regex's \s: one space between words
     s = _RE_SPACE_BEFORE_PUNCT.sub("", s)
-    s = _RE_SPACE_AFTER_OPEN.sub(r"\1", s)
-    s = _RE_MISSING_SPACE.sub(r"\1 ", s)
-    s = _RE_MISSING_SPACE_AFTER_STOP.sub(". ", s)
+    if "(" in s or "[" in s:
+        s = _RE_SPACE_AFTER_OPEN.sub(r"\1", s)
+    if "," in s or ";" in s:
+        s = _RE_MISSING_SPACE.sub(r"\1 ", s)
+    if "." in s:
+        s = _RE_MISSING_SPACE_AFTER_STOP.sub(". ", s)
     return s
 
 

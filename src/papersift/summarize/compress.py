@@ -68,8 +68,11 @@ def tidy(sentence: str) -> str:
     """Drop section labels of structured abstracts, citation brackets, and parentheticals that
     only give examples or references."""
     sentence = _RE_SECTION_LABEL.sub("", sentence).replace("et al..", "et al.")
-    sentence = _RE_BRACKET_REF.sub("", sentence)
-    sentence = _RE_USELESS_PAREN.sub("", sentence)
+    # Each pattern needs its bracket: most sentences have none to look for.
+    if "[" in sentence:
+        sentence = _RE_BRACKET_REF.sub("", sentence)
+    if "(" in sentence:
+        sentence = _RE_USELESS_PAREN.sub("", sentence)
     return _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence).strip()
 
 
@@ -77,7 +80,7 @@ def tidy(sentence: str) -> str:
 @lru_cache(maxsize=8192)
 def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tuple[str, bool]:
     """The sentence cut to at most `max_words` at a clause boundary; (text, cut cleanly)."""
-    if drop_parentheses:
+    if drop_parentheses and "(" in sentence:
         sentence = _RE_PAREN.sub("", sentence)
         sentence = _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence)
     if len(sentence.split()) <= max_words:

@@ -33,11 +33,13 @@ _RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
 _GENERIC_NAMES = frozenset(
     ["ai", "ml", "nlp", "llm", "llms", "gpu", "gpus", "cpu", "cpus", "api", "apis", "2d", "3d", "4d", "us", "uk", "eu", "phd", "tl;dr", "dr", "tldr"])
 # "WE-FPN", "Instruct Me More", "US", "mine information" are names and verbs, not the authors.
+# Both open with a lookahead of the letter every match starts with: without it the engine
+# tries each alternative, or the lookbehinds, at every position of the text.
 _RE_FIRST_PERSON = re.compile(
-    r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z])|"
+    r"(?=[WwOoMmuU])\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z])|"
     r"(?:^|(?<=[.!?] ))(?:Us|Me)\b")
 _RE_I = re.compile(
-    r"(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
+    r"(?=I)(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
     r"(?<!Category )(?<!Case )(?<!Step )(?<!Study )(?<!Table )(?<!Chapter )(?<!Figure )"
     r"(?<!Appendix )(?<!Experiment )(?<!Model )(?<!Task )(?<!Setting )(?<!Problem )"
     r"(?:^|(?<=\s))I(?=\s+(?:[a-z]|am\b|have\b))"
@@ -78,12 +80,9 @@ def numbers_in(text: str) -> set[str]:
 
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
-    found = []
-    for word in _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " ")):
-        word = word.strip(".'’+")
-        if word:
-            found.append(word)
-    return found
+    stripped = (word.strip(".'’+") for word in
+                _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " ")))
+    return [word for word in stripped if word]
 
 
 def name_like(piece: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
@@ -19,12 +20,14 @@ _CONTRIBUTION_VERBS = (
 )
 _RE_CONTRIBUTION = Caseless(
     r"\b(?:we|this (?:paper|work|study|article|letter|note|thesis|report|survey|position paper)|"
-    r"here,? we|in this (?:paper|work|study))\b[^.]{0,40}?\b(?:" + _CONTRIBUTION_VERBS + r")"
+    r"here,? we|in this (?:paper|work|study))\b[^.]{0,40}?\b(?:" + _CONTRIBUTION_VERBS + r")",
+    needs=("we", "this"),
 )
 _RE_STRONG_CUE = Caseless(
     r"\b(?:we|this (?:paper|work))\s+(?:also\s+|further\s+|then\s+|first\s+)?"
     r"(?:propose|present|introduce|develop|design|release|describe|formulate|devise)s?\b|"
-    r"\bin this (?:paper|work|study|article)\b|\bhere,? we\b"
+    r"\bin this (?:paper|work|study|article)\b|\bhere,? we\b",
+    needs=("we", "this"),
 )
 _RE_RESULT = Caseless(
     r"\b(?:experiment|experimental|results?|outperform|achiev|improv|state[- ]of[- ]the[- ]art|"
@@ -149,11 +152,11 @@ WEIGHTS = {
 }
 
 
-_RE_NOVEL = Caseless(r"\bnovel|\bnew\b")
-_RE_PROPOSE = Caseless(r"\bwe (?:\w+ly )?(?:propose|introduce|present)")
-_RE_MODAL_WE = Caseless(r"\bwe (?:can|could|need|must|should|may)\b")
-_RE_WE = Caseless(r"\b(?:we|our)\b")
-_RE_WE_WORD = Caseless(r"\bwe\b")
+_RE_NOVEL = Caseless(r"\bnovel|\bnew\b", needs=("novel", "new"))
+_RE_PROPOSE = Caseless(r"\bwe (?:\w+ly )?(?:propose|introduce|present)", needs=("we ",))
+_RE_MODAL_WE = Caseless(r"\bwe (?:can|could|need|must|should|may)\b", needs=("we ",))
+_RE_WE = Caseless(r"\b(?:we|our)\b", needs=("we", "our"))
+_RE_WE_WORD = Caseless(r"\bwe\b", needs=("we",))
 
 
 def features(
@@ -241,7 +244,8 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
     analysed = []
     for index, (text, (role, feats)) in enumerate(
             zip(sentences, feature_table(sentences, title), strict=True)):
-        score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
+        # The same products summed in the same order as over WEIGHTS by name: the same score.
+        score = WEIGHTS["bias"] + sum(map(operator.mul, map(WEIGHTS.__getitem__, feats), feats.values()))
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=len(text.split()),
             has_number=bool(_RE_NUMBER.search(text)),

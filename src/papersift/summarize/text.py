@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from papersift.latex import clean_latex
@@ -27,22 +28,38 @@ def fold(text: str) -> str | None:
 
 
 class Caseless:
-    """A case-insensitive pattern written in lower case, searched for in the lower-cased text
-    without re.IGNORECASE: with it, the engine tries every alternative at every position
-    (3-5x slower on the writer's patterns). Matches are on the folded text: their places
-    and truth hold for the text, their letters are lower case."""
+    """A case-insensitive pattern searched for, in lower case, in the lower-cased text without
+    re.IGNORECASE: with it, the engine tries every alternative at every position (3-5x
+    slower on the writer's patterns). Matches are on the folded text: their places and truth
+    hold for the text, their letters are lower case (take what was written by its places)."""
 
-    __slots__ = ("exact", "lower")
+    __slots__ = ("exact", "lower", "needs")
 
-    def __init__(self, source: str, flags: int = 0) -> None:
-        if source != source.lower() or not source.isascii():
-            raise ValueError("a Caseless pattern is written in lower-case ASCII")
+    def __init__(self, source: str, flags: int = 0, needs: tuple[str, ...] = ()) -> None:
+        """`needs`: lower-case words one of which every match contains (none: not known);
+        a folded text with none of them is not searched."""
+        # ASCII, and no escape a lower case would change (\S, \W, \D, \B, \A, \Z): under
+        # re.IGNORECASE its letters' case says nothing, so it may be written in lower case.
+        if not source.isascii() or _RE_UPPER_ESCAPE.search(source):
+            raise ValueError("a Caseless pattern is ASCII without upper-case escapes")
         self.exact = re.compile(source, flags | re.IGNORECASE)
-        self.lower = re.compile(source, flags)
+        self.lower = re.compile(source.lower(), flags)
+        self.needs = needs
 
     def search(self, text: str, folded: str | None) -> re.Match[str] | None:
         """Search `text`, given `folded` = fold(text)."""
-        return self.lower.search(folded) if folded is not None else self.exact.search(text)
+        if folded is None:
+            return self.exact.search(text)
+        if self.needs and not any(word in folded for word in self.needs):
+            return None
+        return self.lower.search(folded)
+
+    def finditer(self, text: str, folded: str | None) -> Iterator[re.Match[str]]:
+        """The matches in `text`, given `folded` = fold(text)."""
+        return self.lower.finditer(folded) if folded is not None else self.exact.finditer(text)
+
+
+_RE_UPPER_ESCAPE = re.compile(r"\\[A-Z]|\(\?P<\w*[A-Z]")
 
 
 # ------------------------------------------------------------------ sentences
