@@ -84,9 +84,9 @@ def numbers_in(text: str) -> set[str]:
 
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
-    stripped = (word.strip(".'’+") for word in
-                _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " ")))
-    return [word for word in stripped if word]
+    # A piece opens with a letter or digit: only its end can lose dots, and it is never empty.
+    return [word.rstrip(".'’+") for word in
+            _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))]
 
 
 def name_like(piece: str) -> bool:

@@ -89,10 +89,16 @@ RELEASE_PIECES = ("availab", "releas", "open-sourc", "open sourc", "accessible",
 
 def release_promises(text: str) -> list[str]:
     """Where a text promises or points at a release of code, data or models."""
+    return list(_release_promises(text))
+
+
+# The writer asks of each sentence in every draft that holds it: the answer is kept.
+@lru_cache(maxsize=8192)
+def _release_promises(text: str) -> tuple[str, ...]:
     lowered = text.lower()
     if not any(piece in lowered for piece in RELEASE_PIECES):
-        return []
-    return [text[m.start():m.end()] for m in _RE_RELEASE.finditer(text, fold(text))]
+        return ()
+    return tuple(text[m.start():m.end()] for m in _RE_RELEASE.finditer(text, fold(text)))
 
 
 # ----------------------------------------------------------------- fragments

@@ -211,7 +211,9 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
             if not words:
                 continue
             before = set(_RE_REFERENCE_WORD.findall((given + " " + sentence[:match.start()]).lower()))
-            if any(_same_word(w, b) for w in words for b in before):
+            # (A word said before as it is needs no search for its other forms.)
+            if any(w in before for w in words) or any(
+                    _same_word(w, b) for w in words for b in before):
                 continue
             if number > 0 and words[0] in _GENERIC_REFERENTS:
                 continue  # "in this way", "at this stage": the sentence before is the referent
