@@ -78,3 +78,53 @@ def test_clean_latex_is_idempotent_and_total() -> None:
     for broken in ("$unclosed math", "\\textbf{unclosed", "}{ stray", "\\", "$$", "\\unknowncmd{x}"):
         assert isinstance(clean_latex(broken), str)
     assert "\\" not in clean_latex("\\unknowncmd{x} text")
+
+
+# ----------------------------------------------- the speed work's rewrites find the same
+_TRICKY = ["we", "We", "WE", "our", "us", "Us", "me", "novel", "State-of-the-art", "SOTA", " ",
+           "\n", ". ", "(", "[", '"', "“", "'", "-", "1", "2,000", "0.5", "et al", "x", "é",
+           "\u0130", "\u0131", "\u017f", "\u212a", "K", "s", "i", "and", "of", "the"]
+
+
+def _strings(seed: int, count: int, longest: int = 10) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_TRICKY) for _ in range(rng.randint(0, longest)))
+            for _ in range(count)]
+
+
+def test_caseless_finds_what_ignorecase_finds() -> None:
+    """Searched in the folded text, a pattern matches where its re.IGNORECASE form matches,
+    also in texts with the characters whose case rules are wider (İ, ı, ſ, the Kelvin sign)."""
+    import re
+
+    from papersift.summarize.text import Caseless, fold
+
+    sources = [r"\b(?:we|our)\b", r"\bstate[- ]of[- ]the[- ]art|\bSOTA\b", r"\b(?:us|me)\b[^.]{0,5}",
+               r"(?<!not )significant(?= [a-z])", r"\bkis\b|\bsi\b"]
+    for source in sources:
+        caseless, exact = Caseless(source, needs=()), re.compile(source, re.I)
+        for text in _strings(1, 3000):
+            want = [m.span() for m in exact.finditer(text)]
+            assert [m.span() for m in caseless.finditer(text, fold(text))] == want, (source, text)
+            assert bool(caseless.search(text, fold(text))) == bool(want)
+    with pytest.raises(ValueError):
+        Caseless(r"\S+")  # an escape lower case would change
+
+
+def test_last_word_and_dangling_end_as_their_patterns() -> None:
+    """The word before a full stop and a cut sentence's dangling end, found without searching
+    every position, are what the patterns find."""
+    from papersift.summarize import compress, text
+
+    def dangling(sentence: str) -> str:
+        return compress._DANGLING.sub("", sentence)
+
+    for value in _strings(2, 5000):
+        match = text._RE_LAST_TOKEN.search(value)
+        assert text._last_token(value) == (match.group(1) if match else ""), value
+        stripped = value.strip().rstrip(",;:–— ")
+        expected = dangling(stripped).rstrip(",;:–— ")
+        expected = expected + "." if expected and expected[-1] not in ".!?" else expected
+        assert compress.finish(value) == expected, value

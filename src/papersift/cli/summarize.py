@@ -121,10 +121,16 @@ def _print_style(report: dict[str, Any]) -> None:
         f"House style of {report['blurbs']:,} blurbs ({report['data']})",
         ("rule", "blurbs", "of", "rate", "target"))
     for rule, row in report["rules"].items():
-        target = f"≤ {row['target']:.0%}" if row["target"] else "0"
+        target = f"≤ {row['target']:.1%}".replace(".0%", "%") if row["target"] else "0"
         table.add_row(_RULE_NAMES.get(rule, rule), f"{row['blurbs']:,}", f"{row['of']:,}",
                       f"{row['rate']:.2%}", target + ("" if row["met"] else " ✗"))
     common.console.print(table)
+    sentences, gate = report["sentences"], report["gate"]
+    common.say(f"sentences: median {sentences['median']} (target ≤ {sentences['target']}"
+               f"{'' if sentences['met'] else ' ✗'}); "
+               + ", ".join(f"{n}: {count:,}" for n, count in sentences["counts"].items()))
+    common.say(f"faithfulness gate: {gate['passed']:,} of {gate['of']:,} pass"
+               f"{'' if gate['met'] else ' ✗'}")
     for rule, row in report["rules"].items():
         for example in row["examples"]:
             common.say(f"  {_RULE_NAMES.get(rule, rule)}: {example['id']} [{example['evidence']}]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # A parenthetical that stands apart; "(G)I-DLE" is part of a name and stays.
 _RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)(?=[\s,.;:!?]|$)")
@@ -32,16 +33,23 @@ _RE_SUBORDINATE_START = re.compile(
     r"After|Before|Beyond|Besides|As|Apart|Instead|Rather|Following|Combining|Exploiting)\b")
 _RE_MAIN_CLAUSE = re.compile(
     r", (?:they|their|the|this|these|it|its|a|an|[A-Z][\w\-]*|[a-z]+ (?:is|are|was|were|has|have)) [\w\-]+")
-_DANGLING = re.compile(
-    r"(?:\s+(?:and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
+_DANGLING_ALTERNATIVES = (
+    r"and|or|but|of|for|to|with|by|in|on|at|the|a|an|as|that|which|via|from|"
     r"using|its|their|is|are|was|were|be|this|these|both|such|than|into|while|through|over|"
     r"under|about|across|among|between|without|within|during|toward|towards|against|per|"
-    r"like|unlike|including|especially|namely|whose|where|when|whether))+$", re.I)
+    r"like|unlike|including|especially|namely|whose|where|when|whether")
+_DANGLING = re.compile(r"(?:\s+(?:" + _DANGLING_ALTERNATIVES + r"))+$", re.I)
+_DANGLING_WORDS = frozenset(_DANGLING_ALTERNATIVES.split("|"))
 
 
 def finish(text: str) -> str:
     text = text.strip().rstrip(",;:–— ")
-    text = _DANGLING.sub("", text).rstrip(",;:–— ")
+    # The pattern is tried at every space of the text: only a text whose last word is one
+    # of its words (or not plain ASCII, where its case rules are wider) can match.
+    last = text.rsplit(None, 1)[-1] if text else ""
+    if last and (not last.isascii() or last.lower() in _DANGLING_WORDS):
+        text = _DANGLING.sub("", text)
+    text = text.rstrip(",;:–— ")
     if text and text[-1] not in ".!?":
         text += "."
     return text
@@ -53,20 +61,28 @@ _RE_SECTION_LABEL = re.compile(
     r"Approach|Problem|Contributions?|Summary|Abstract|Goal|Rationale)\s*[:.]\s+(?=\S)")
 
 
+_RE_SPACE_BEFORE_STOP = re.compile(r"\s+([,.;:])")
+
+
 def tidy(sentence: str) -> str:
     """Drop section labels of structured abstracts, citation brackets, and parentheticals that
     only give examples or references."""
     sentence = _RE_SECTION_LABEL.sub("", sentence).replace("et al..", "et al.")
-    sentence = _RE_BRACKET_REF.sub("", sentence)
-    sentence = _RE_USELESS_PAREN.sub("", sentence)
-    return re.sub(r"\s+([,.;:])", r"\1", sentence).strip()
+    # Each pattern needs its bracket: most sentences have none to look for.
+    if "[" in sentence:
+        sentence = _RE_BRACKET_REF.sub("", sentence)
+    if "(" in sentence:
+        sentence = _RE_USELESS_PAREN.sub("", sentence)
+    return _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence).strip()
 
 
+# Drafts of one blurb cut the same sentences to the same lengths: the cuts are kept.
+@lru_cache(maxsize=8192)
 def compress(sentence: str, max_words: int, drop_parentheses: bool = True) -> tuple[str, bool]:
     """The sentence cut to at most `max_words` at a clause boundary; (text, cut cleanly)."""
-    if drop_parentheses:
+    if drop_parentheses and "(" in sentence:
         sentence = _RE_PAREN.sub("", sentence)
-        sentence = re.sub(r"\s+([,.;:])", r"\1", sentence)
+        sentence = _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence)
     if len(sentence.split()) <= max_words:
         return finish(sentence), True
     subordinate = bool(_RE_SUBORDINATE_START.match(sentence))

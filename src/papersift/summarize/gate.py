@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from papersift.summarize.authors import author_naming
-from papersift.summarize.text import clean_latex, split_sentences
+from papersift.summarize.text import clean_latex, fold, split_sentences
 
 TLDR_MAX_WORDS = 30
 TLDR_MIN_WORDS = 4
@@ -16,7 +16,8 @@ BLURB_MIN_WORDS = 40
 BLURB_MAX_SENTENCES = 3
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉", "01234567890123456789")
-_RE_NUMBER = re.compile(r"(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+# The lookahead first: a pattern that opens with a lookbehind is tried at every position.
+_RE_NUMBER = re.compile(r"(?=\d)(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 _RE_SCRIPT_DIGITS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]+")
 _SPELLED = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -32,11 +33,17 @@ _RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
 _GENERIC_NAMES = frozenset(
     ["ai", "ml", "nlp", "llm", "llms", "gpu", "gpus", "cpu", "cpus", "api", "apis", "2d", "3d", "4d", "us", "uk", "eu", "phd", "tl;dr", "dr", "tldr"])
 # "WE-FPN", "Instruct Me More", "US", "mine information" are names and verbs, not the authors.
+# Both open with the letter every match starts with (what comes before it and the letter
+# itself checked by lookbehinds after it): a pattern that opens with a word boundary or a
+# lookbehind is tried, alternative by alternative, at every position of the text. The first
+# reads: \b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z]) or
+# (?:^|(?<=[.!?] ))(?:Us|Me)\b, at 2.5x the speed.
 _RE_FIRST_PERSON = re.compile(
-    r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|[Mm]y|[Mm]yself|us|me)\b(?![-’'][A-Za-z])|"
-    r"(?:^|(?<=[.!?] ))(?:Us|Me)\b")
+    r"[WwOoMmuU](?<=\b[WwOoMmuU])(?:(?<=[Ww])e|(?<=[Oo])urs?|(?<=[Oo])urselves|(?<=[Mm])y|"
+    r"(?<=[Mm])yself|(?<=u)s|(?<=m)e)\b(?![-’'][A-Za-z])|"
+    r"[UM](?:(?<=^[UM])|(?<=[.!?] [UM]))(?:(?<=U)s|(?<=M)e)\b")
 _RE_I = re.compile(
-    r"(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
+    r"(?=I)(?<!Type )(?<!Phase )(?<!Class )(?<!Level )(?<!Stage )(?<!Part )(?<!Section )(?<!Tier )"
     r"(?<!Category )(?<!Case )(?<!Step )(?<!Study )(?<!Table )(?<!Chapter )(?<!Figure )"
     r"(?<!Appendix )(?<!Experiment )(?<!Model )(?<!Task )(?<!Setting )(?<!Problem )"
     r"(?:^|(?<=\s))I(?=\s+(?:[a-z]|am\b|have\b))"
@@ -69,23 +76,23 @@ def _canonical_number(integer: str, decimal: str | None) -> str:
 
 def numbers_in(text: str) -> set[str]:
     """Canonical numbers of a text: '1,000' and '1000' -> '1000'; '45.70' -> '45.7'; '10⁵' -> 10, 5."""
-    text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ", text)
+    if not text.isascii():  # superscript and subscript digits are not ASCII
+        text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ",
+                                     text)
     return {_canonical_number(m.group(1), m.group(2)) for m in _RE_NUMBER.finditer(text)}
 
 
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
-    found = []
-    for word in _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " ")):
-        word = word.strip(".'’+")
-        if word:
-            found.append(word)
-    return found
+    # A piece opens with a letter or digit: only its end can lose dots, and it is never empty.
+    return [word.rstrip(".'’+") for word in
+            _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))]
 
 
 def name_like(piece: str) -> bool:
     """A method, dataset or model name: internal capitals, capitals with digits, acronyms."""
-    return bool(_RE_NAME_LIKE.search(piece))
+    # Every branch needs an ASCII capital: a word the same in lower case is no name.
+    return piece != piece.lower() and bool(_RE_NAME_LIKE.search(piece))
 
 
 def build_source(paper: dict[str, Any], naming: str = "",
@@ -99,7 +106,9 @@ def build_source(paper: dict[str, Any], naming: str = "",
         names.update(p.lower() for p in _pieces(clean_latex(author)))
     names.update(p.lower() for p in _pieces(naming))
     numbers = numbers_in(text)
-    lowered_words = {w.lower() for w in _RE_WORD.findall(text)}
+    folded = fold(text)  # the same words, lower-cased (text.fold)
+    lowered_words = (set(_RE_WORD.findall(folded)) if folded is not None
+                     else {w.lower() for w in _RE_WORD.findall(text)})
     numbers.update(value for word, value in _SPELLED.items() if word in lowered_words)
     return GateSource(
         text=text, numbers=frozenset(numbers), names=frozenset(names),
@@ -139,7 +148,10 @@ def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     persons = first_person(text)
     if persons:
         reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
-    hype = sorted({w.lower() for w in _RE_WORD.findall(text)} & _HYPE - source.words)
+    folded = fold(text)  # the same words, lower-cased (text.fold)
+    words = (set(_RE_WORD.findall(folded)) if folded is not None
+             else {w.lower() for w in _RE_WORD.findall(text)})
+    hype = sorted(words & _HYPE - source.words)
     if hype:
         reasons.append(f"{label}: hype word not in the abstract: {', '.join(hype)}")
     if _RE_LATEX.search(text):

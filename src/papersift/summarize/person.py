@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _IRREGULAR_3SG = {"have": "has", "are": "is", "were": "was", "do": "does", "go": "goes"}
 _IRREGULAR_BASE = {
@@ -70,13 +71,18 @@ _PRONOUN_MAP = {
 _RE_LET_US = re.compile(r"\b[Ll]et us\b|\blet's\b", re.I)
 
 
+_RE_ES = re.compile(r"(?:s|sh|ch|x|z|o)$")
+_RE_IES = re.compile(r"[^aeiou]y$")
+_RE_SES = re.compile(r"(?:sh|ch|x|z|ss)es$")
+
+
 def third_singular(verb: str) -> str:
     """'propose' -> 'proposes', 'study' -> 'studies', 'have' -> 'has'."""
     if verb in _IRREGULAR_3SG:
         return _IRREGULAR_3SG[verb]
-    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+    if _RE_ES.search(verb):
         return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
+    if _RE_IES.search(verb):
         return verb[:-1] + "ies"
     return verb + "s"
 
@@ -89,7 +95,7 @@ def plural_base(verb: str) -> str | None:
         return None
     if verb.endswith("ies"):
         return verb[:-3] + "y"
-    if re.search(r"(?:sh|ch|x|z|ss)es$", verb):
+    if _RE_SES.search(verb):
         return verb[:-2]
     return verb[:-1]
 
@@ -100,6 +106,9 @@ _RE_CLAUSE_BEFORE_WE = re.compile(
     r"(?=(?:we|I)\s+[a-z]|this (?:paper|study|work|article) (?!is\b|was\b|has\b)[a-z]+s\b)")
 
 
+# The writer retells each sentence of an abstract in many drafts (a lead, a later sentence, a
+# TL;DR, the salience features): the rewrites below are kept rather than redone.
+@lru_cache(maxsize=8192)
 def strip_openers(sentence: str) -> str:
     """'In this paper, we propose X' -> 'we propose X' (repeated: 'Finally, in this work, ...').
 
@@ -140,6 +149,7 @@ def _inflect_after_subject(rest: str) -> str:
     return rest
 
 
+@lru_cache(maxsize=8192)
 def to_third_person(sentence: str, subject: str, singular: bool) -> str:
     """Rewrite one sentence: the authors' 'we' at its start becomes `subject`, other 'we' -> 'they'.
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from papersift.summarize.text import Caseless, fold
+
 # ------------------------------------------------------------------ register
 # Abstract-register words and phrases: what an abstract says of itself that a news desk
 # would not print ("extensive experiments", "significantly", "state-of-the-art").
@@ -30,7 +32,7 @@ _REGISTER = (
     r"feasibility|efficiency and effectiveness|effectiveness and efficiency)"
 )
 RE_REGISTER = re.compile(rf"\b(?:{_REGISTER})\b")
-RE_REGISTER_ANY_CASE = re.compile(rf"\b(?:{_REGISTER})\b", re.I)
+RE_REGISTER_ANY_CASE = Caseless(rf"\b(?:{_REGISTER})\b")
 # Pieces of every register word: a text with none of them needs no regular expression.
 REGISTER_PIECES = ("state-of", "state of", "sota", "extensive", "comprehensive", "significant",
                    "substantial", "considerab", "notab", "remarkab", "simple yet",
@@ -46,8 +48,8 @@ def register_words(text: str) -> list[str]:
     lowered = text.lower()
     if not any(piece in lowered for piece in REGISTER_PIECES):
         return []
-    return [m.group(0) for m in RE_REGISTER_ANY_CASE.finditer(text)
-            if m.group(0) != "Sota"]
+    spans = [m.span() for m in RE_REGISTER_ANY_CASE.finditer(text, fold(text))]
+    return [text[a:b] for a, b in spans if text[a:b] != "Sota"]
 
 
 # ------------------------------------------------------------------ releases
@@ -55,7 +57,7 @@ _ARTEFACT = (r"(?:source )?code(?:base)?s?|data(?:sets?)?|models?|weights|checkp
              r"implementations?|benchmarks?|resources|materials|artifacts|artefacts|toolkit|"
              r"tools?|demos?|project page|software|library|packages?|prompts|scripts|corpus|"
              r"annotations|pipeline|framework|suite|leaderboard|website")
-_RE_RELEASE = re.compile(
+_RE_RELEASE = Caseless(
     # "Code is available at ...", "our models will be made publicly available"
     rf"\b(?:{_ARTEFACT})\b[^.;]{{0,80}}?\b(?:will be|would be|is|are|has been|have been|"
     r"shall be|to be|will|be)\s+(?:made\s+|released\s+)?(?:publicly\s+|freely\s+|openly\s+|"
@@ -79,8 +81,7 @@ _RE_RELEASE = re.compile(
     # "models available on HuggingFace" are what was studied; "code ... available on GitHub"
     # is caught above).
     r"https?://|www\.|\b(?:github|gitlab|huggingface)\.(?:com|io|co)\b|"
-    r"(?<!available )\b(?:on|at|via|in) (?:GitHub|GitLab|Hugging ?Face|Zenodo)\b(?! repositor)",
-    re.I)
+    r"(?<!available )\b(?:on|at|via|in) (?:GitHub|GitLab|Hugging ?Face|Zenodo)\b(?! repositor)")
 RELEASE_PIECES = ("availab", "releas", "open-sourc", "open sourc", "accessible", "public",
                   "upon ac", "after ac", "upon pub", "after pub", "http", "www.", "github",
                   "gitlab", "huggingface", "zenodo", "shared", "hosted", "publish")
@@ -88,10 +89,16 @@ RELEASE_PIECES = ("availab", "releas", "open-sourc", "open sourc", "accessible",
 
 def release_promises(text: str) -> list[str]:
     """Where a text promises or points at a release of code, data or models."""
+    return list(_release_promises(text))
+
+
+# The writer asks of each sentence in every draft that holds it: the answer is kept.
+@lru_cache(maxsize=8192)
+def _release_promises(text: str) -> tuple[str, ...]:
     lowered = text.lower()
     if not any(piece in lowered for piece in RELEASE_PIECES):
-        return []
-    return [m.group(0) for m in _RE_RELEASE.finditer(text)]
+        return ()
+    return tuple(text[m.start():m.end()] for m in _RE_RELEASE.finditer(text, fold(text)))
 
 
 # ----------------------------------------------------------------- fragments

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from papersift.summarize import roles
@@ -17,12 +18,15 @@ _COMMON_STARTS = frozenset(
      "some", "several", "various", "different", "other", "another", "more", "less", "few"])
 
 
+_RE_CAPITALISED = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*")
+
+
 def _decapitalise(sentence: str, abstract: str) -> str:
     """Lower-case the first word unless it is a name: an acronym, a word with capitals
     inside, or one the abstract also writes capitalised where no sentence starts."""
     first = sentence.split(" ", 1)[0]
     bare = first.strip(",;:")
-    if not re.fullmatch(r"[A-Z][a-z]+(?:-[a-z]+)*", bare):
+    if not _RE_CAPITALISED.fullmatch(bare):
         return sentence  # an acronym, a name with capitals inside ("Text-to-Image")
     if bare.lower() not in _COMMON_STARTS and re.search(
             rf"(?<![.!?:] )(?<!^)\b{bare}\b", abstract):
@@ -34,6 +38,7 @@ def report_verb(singular: bool) -> str:
     return "reports" if singular else "report"
 
 
+@lru_cache(maxsize=4096)
 def lead_sentence(sentence: str, subject: str, singular: bool, abstract: str) -> str:
     """A sentence that opens with the authors' naming."""
     stripped = strip_openers(sentence)
@@ -43,6 +48,7 @@ def lead_sentence(sentence: str, subject: str, singular: bool, abstract: str) ->
     return f"{subject} {report_verb(singular)} that {_decapitalise(body, abstract)}"
 
 
+@lru_cache(maxsize=4096)
 def later_sentence(sentence: str, subject: str, singular: bool) -> str:
     pronoun_subject = subject if singular else "They"
     return to_third_person(sentence, pronoun_subject, singular)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
 from papersift.summarize.person import strip_openers
-from papersift.summarize.text import tokens
+from papersift.summarize.text import Caseless, fold, tokens
 
 BACKGROUND, CONTRIBUTION, METHOD, RESULT, OTHER = "background", "contribution", "method", "result", "other"
 
@@ -17,37 +18,34 @@ _CONTRIBUTION_VERBS = (
     r"demonstrate|show|report|argue|identify|characteri[sz]e|extend|frame|cast|curate|"
     r"collect|benchmark|evaluate|assess|compare|seek|aim|attempt|leverage|use|apply|prove"
 )
-_RE_CONTRIBUTION = re.compile(
+_RE_CONTRIBUTION = Caseless(
     r"\b(?:we|this (?:paper|work|study|article|letter|note|thesis|report|survey|position paper)|"
     r"here,? we|in this (?:paper|work|study))\b[^.]{0,40}?\b(?:" + _CONTRIBUTION_VERBS + r")",
-    re.I,
+    needs=("we", "this"),
 )
-_RE_STRONG_CUE = re.compile(
+_RE_STRONG_CUE = Caseless(
     r"\b(?:we|this (?:paper|work))\s+(?:also\s+|further\s+|then\s+|first\s+)?"
     r"(?:propose|present|introduce|develop|design|release|describe|formulate|devise)s?\b|"
     r"\bin this (?:paper|work|study|article)\b|\bhere,? we\b",
-    re.I,
+    needs=("we", "this"),
 )
-_RE_RESULT = re.compile(
+_RE_RESULT = Caseless(
     r"\b(?:experiment|experimental|results?|outperform|achiev|improv|state[- ]of[- ]the[- ]art|"
     r"accuracy|surpass|gains?|reduc|speed-?up|significantly|empirical|evaluations?|we (?:show|find|"
     r"observe|demonstrate|obtain|report)|show that|demonstrate that|find that|reveal|"
-    r"compared (?:to|with)|better than|competitive|benchmark|effective|sota|f1|bleu|auc)",
-    re.I,
+    r"compared (?:to|with)|better than|competitive|benchmark|effective|sota|f1|bleu|auc)"
 )
-_RE_METHOD = re.compile(
+_RE_METHOD = Caseless(
     r"\b(?:we (?:use|employ|train|leverage|adopt|apply|combine|model|formulate|learn|represent|"
     r"encode|compute|first|then)|by (?:using|leveraging|learning|introducing|combining)|"
     r"based on|consists? of|comprises?|specifically|in particular|our (?:method|approach|model|"
     r"framework|algorithm|system)|the (?:proposed )?(?:method|approach|model|framework) "
-    r"(?:uses|consists|learns|is based))",
-    re.I,
+    r"(?:uses|consists|learns|is based))"
 )
-_RE_BACKGROUND = re.compile(
+_RE_BACKGROUND = Caseless(
     r"\b(?:has been|have been|recent(?:ly)?|however|remains?|challeng|existing|prior|previous|"
     r"despite|although|while|widely|popular|increasingly|often|typically|is a|are a|"
-    r"important|crucial|problem|limited|suffer|struggle|lack)",
-    re.I,
+    r"important|crucial|problem|limited|suffer|struggle|lack)"
 )
 _RE_CONCESSIVE = re.compile(r"(?:However|Despite|Although|Though|While|Whereas|Yet|Unfortunately|Nevertheless|Nonetheless)\b")
 _RE_NUMBER = re.compile(r"\d")
@@ -92,24 +90,28 @@ def content_tokens(text: str) -> set[str]:
     return {t for t in tokens(text) if t not in _STOP and len(t) > 2}
 
 
-def classify(text: str, index: int, count: int, strong: bool | None = None) -> str:
-    """The role of a sentence from its cue phrases, with position as the tie-breaker."""
+def classify(text: str, index: int, count: int, strong: bool | None = None,
+             folded: str | None = None) -> str:
+    """The role of a sentence from its cue phrases, with position as the tie-breaker.
+    `folded`: fold(text), when the caller has it."""
+    if folded is None:
+        folded = fold(text)
     if strong is None:
-        strong = bool(_RE_STRONG_CUE.search(text))
+        strong = bool(_RE_STRONG_CUE.search(text, folded))
     if strong:
         return CONTRIBUTION
     if _RE_CONCESSIVE.match(text):
         return BACKGROUND
-    result = _RE_RESULT.search(text)
+    result = _RE_RESULT.search(text, folded)
     if result and (index > 0 or _RE_NUMBER.search(text)) and index >= count // 3:
         return RESULT
-    if _RE_CONTRIBUTION.search(text):
+    if _RE_CONTRIBUTION.search(text, folded):
         return CONTRIBUTION
-    if _RE_METHOD.search(text):
+    if _RE_METHOD.search(text, folded):
         return METHOD
     if result and index > 0:
         return RESULT
-    if index <= max(1, count // 4) and _RE_BACKGROUND.search(text):
+    if index <= max(1, count // 4) and _RE_BACKGROUND.search(text, folded):
         return BACKGROUND
     if index == 0:
         return BACKGROUND
@@ -150,17 +152,17 @@ WEIGHTS = {
 }
 
 
-_RE_NOVEL = re.compile(r"\bnovel|\bnew\b", re.I)
-_RE_PROPOSE = re.compile(r"\bwe (?:\w+ly )?(?:propose|introduce|present)", re.I)
-_RE_MODAL_WE = re.compile(r"\bwe (?:can|could|need|must|should|may)\b", re.I)
-_RE_WE = re.compile(r"\b(?:we|our)\b", re.I)
-_RE_WE_WORD = re.compile(r"\bwe\b", re.I)
+_RE_NOVEL = Caseless(r"\bnovel|\bnew\b", needs=("novel", "new"))
+_RE_PROPOSE = Caseless(r"\bwe (?:\w+ly )?(?:propose|introduce|present)", needs=("we ",))
+_RE_MODAL_WE = Caseless(r"\bwe (?:can|could|need|must|should|may)\b", needs=("we ",))
+_RE_WE = Caseless(r"\b(?:we|our)\b", needs=("we", "our"))
+_RE_WE_WORD = Caseless(r"\bwe\b", needs=("we",))
 
 
 def features(
     text: str, index: int, count: int, title_tokens: set[str], role: str,
     sentence_tokens: set[str] | None = None, centrality: float = 0.0, strong: bool | None = None,
-    context: DocumentContext | None = None,
+    context: DocumentContext | None = None, folded: str | None = None,
 ) -> dict[str, float]:
     """The salience features of one sentence (the keys of WEIGHTS, less the bias).
 
@@ -168,12 +170,14 @@ def features(
     `context`: where the abstract's first contribution cues are, and the title's bigrams.
     """
     context = context or DocumentContext()
+    if folded is None:
+        folded = fold(text)
     if sentence_tokens is None:
         sentence_tokens = content_tokens(text)
     overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
     n_words = len(text.split())
     if strong is None:
-        strong = bool(_RE_STRONG_CUE.search(text))
+        strong = bool(_RE_STRONG_CUE.search(text, folded))
     return {
         "first": float(index == 0),
         "second": float(index == 1),
@@ -185,14 +189,14 @@ def features(
         "result": float(role == RESULT),
         "method": float(role == METHOD),
         "background": float(role == BACKGROUND),
-        "we": float(bool(_RE_WE.search(text))),
+        "we": float(bool(_RE_WE.search(text, folded))),
         "long": float(n_words > 40),
         "short": float(n_words < 8),
         "central": centrality,
-        "novel": float(bool(_RE_NOVEL.search(text))),
-        "propose": float(bool(_RE_PROPOSE.search(text))),
+        "novel": float(bool(_RE_NOVEL.search(text, folded))),
+        "propose": float(bool(_RE_PROPOSE.search(text, folded))),
         "words": min(n_words, 60) / 60,
-        "modal_we": float(bool(_RE_MODAL_WE.search(text))),
+        "modal_we": float(bool(_RE_MODAL_WE.search(text, folded))),
         "title_n": len(sentence_tokens & title_tokens) / max(1, len(sentence_tokens)),
         "first_strong": float(index == context.first_strong),
         "first_contribution": float(index == context.first_contribution),
@@ -214,12 +218,14 @@ def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str,
     for token_set in token_sets:
         for token in token_set:
             document_frequency[token] = document_frequency.get(token, 0) + 1
-    strongs = [bool(_RE_STRONG_CUE.search(text)) for text in sentences]
-    roles_ = [classify(text, index, count, strongs[index]) for index, text in enumerate(sentences)]
+    folds = [fold(text) for text in sentences]
+    strongs = [bool(_RE_STRONG_CUE.search(text, folds[i])) for i, text in enumerate(sentences)]
+    roles_ = [classify(text, index, count, strongs[index], folds[index])
+              for index, text in enumerate(sentences)]
     context = DocumentContext(
         first_strong=next((i for i, strong in enumerate(strongs) if strong), None),
         first_contribution=next((i for i, r in enumerate(roles_) if r == CONTRIBUTION), None),
-        first_we=next((i for i, t in enumerate(sentences) if _RE_WE_WORD.search(t)), None),
+        first_we=next((i for i, t in enumerate(sentences) if _RE_WE_WORD.search(t, folds[i])), None),
         title_bigrams=frozenset(bigrams(title)),
     )
     table = []
@@ -229,7 +235,7 @@ def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str,
                       / max(1, count - 1))
         table.append((roles_[index], features(
             text, index, count, title_tokens, roles_[index], token_set, centrality, strongs[index],
-            context)))
+            context, folds[index])))
     return table
 
 
@@ -238,7 +244,8 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
     analysed = []
     for index, (text, (role, feats)) in enumerate(
             zip(sentences, feature_table(sentences, title), strict=True)):
-        score = WEIGHTS["bias"] + sum(WEIGHTS[name] * value for name, value in feats.items())
+        # The same products summed in the same order as over WEIGHTS by name: the same score.
+        score = WEIGHTS["bias"] + sum(map(operator.mul, map(WEIGHTS.__getitem__, feats), feats.values()))
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=len(text.split()),
             has_number=bool(_RE_NUMBER.search(text)),

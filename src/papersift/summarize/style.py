@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from papersift.summarize.register import fragments, register_words, release_promises
-from papersift.summarize.text import clean_latex, split_sentences
+from papersift.summarize.text import Caseless, clean_latex, fold, split_sentences
 
 HYPE, SELF_REFERENCE, DANGLING, TITLE_NAME = "hype", "self_reference", "dangling", "title_name"
 REGISTER, RELEASE, FRAGMENT, SENTENCES = "register", "release", "fragment", "sentences"
@@ -29,7 +29,7 @@ _HYPE_WORDS = (
     r"phenomenal(?:ly)?|pioneering|first-of-its-kind|paradigm-shifting|unrivall?ed|"
     r"outstanding(?! (?:questions?|problems?|issues?|challenges?|debts?|balances?|claims?)\b)"
 )
-_RE_HYPE_WORD = re.compile(rf"\b(?:{_HYPE_WORDS})\b", re.I)
+_RE_HYPE_WORD = Caseless(rf"\b(?:{_HYPE_WORDS})\b")
 # "superior" that names a place in anatomy or geography is not praise.
 RE_NOT_PRAISE = re.compile(
     r"\b[Ss]uperior (?:temporal|frontal|parietal|colliculus|vena|mesenteric|sagittal|longitudinal|"
@@ -37,7 +37,7 @@ RE_NOT_PRAISE = re.compile(
 SOTA = r"(?:state[- ]of[- ]the[- ]art|SOTA|SoTA)"
 # "state-of-the-art" as a boast about one's own results; "state-of-the-art baselines" is a
 # description of what was compared against and stays.
-_RE_SOTA_BOAST = re.compile(
+_RE_SOTA_BOAST = Caseless(
     rf"\b(?:achiev\w*|set(?:s|ting)?|establish\w*|reach\w*|attain\w*|deliver\w*|obtain\w*|"
     rf"yield\w*|new|advanc\w*|push\w*|redefin\w*|is|are|becomes?|remains?)\s+(?:(?:a|the)\s+)?"
     rf"(?:new\s+)?{SOTA}(?![- ](?:methods?|models?|baselines?|approaches|systems?|techniques|"
@@ -47,7 +47,7 @@ _RE_SOTA_BOAST = re.compile(
     rf"(?:current\s+|previous\s+|existing\s+)?{SOTA}"
     r"(?=\s*(?:[,.;:)]|$|by\b|in\b|on\b|across\b|for\b|and\b|while\b|with\b))|"
     rf"\b{SOTA}[- ](?:performance|results?|accuracy|scores?|levels?|quality|precision|recall|"
-    rf"F1|efficiency|robustness|generalization|capabilit(?:y|ies))\b", re.I)
+    rf"F1|efficiency|robustness|generalization|capabilit(?:y|ies))\b")
 
 # -------------------------------------------------------------- self-reference
 PAPER_NOUN = (
@@ -73,9 +73,9 @@ _RE_PAIR_OPENER = re.compile(r"^(?:One|The first|First)\b")
 _RE_EXPLETIVE_IT = re.compile(
     r"^it (?:is|was|has been|remains|becomes|turns out|seems|appears|can be|could be|may be|"
     r"must be|should be|would be)\b[^.]*?\b(?:that|to|whether|how|why|when|if)\b", re.I)
-_RE_ANAPHORIC_ANYWHERE = re.compile(
+_RE_ANAPHORIC_ANYWHERE = Caseless(
     rf"\b(?:{_DEMONSTRATIVE}|the aforementioned|the above(?:-mentioned)?|the said)\s+"
-    r"((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)", re.I)
+    r"((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)")
 # After a demonstrative: not a noun phrase (the demonstrative is a pronoun, or an idiom).
 _NOT_NOUN = frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may",
@@ -133,9 +133,10 @@ def hype_words(text: str) -> list[str]:
     if not any(piece in lowered for piece in HYPE_PIECES):
         return []
     spared = {m.start() for m in RE_NOT_PRAISE.finditer(text)}
-    found = [m.group(0) for m in _RE_HYPE_WORD.finditer(text) if m.start() not in spared
-             and not any(s <= m.start() < s + 20 for s in spared)]
-    found += [m.group(0) for m in _RE_SOTA_BOAST.finditer(text)]
+    folded = fold(text)
+    found = [text[m.start():m.end()] for m in _RE_HYPE_WORD.finditer(text, folded)
+             if m.start() not in spared and not any(s <= m.start() < s + 20 for s in spared)]
+    found += [text[m.start():m.end()] for m in _RE_SOTA_BOAST.finditer(text, folded)]
     return found
 
 
@@ -198,24 +199,27 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
         opener = dangling_opener(sentence, number == 0, sentences[number - 1] if number else "")
         if opener:
             found.append(opener)
-        for match in _RE_ANAPHORIC_ANYWHERE.finditer(sentence):
-            phrase = match.group(1)
+        for match in _RE_ANAPHORIC_ANYWHERE.finditer(sentence, fold(sentence)):
+            phrase = sentence[match.start(1):match.end(1)]
+            said = sentence[match.start():match.end()]
             head = phrase.split()[0].lower()
             if head in _NOT_NOUN or head in _AUTHOR_WORDS:
                 continue
-            if match.group(0).lower().startswith("such ") and head in ("as", "a", "an"):
+            if said.lower().startswith("such ") and head in ("as", "a", "an"):
                 continue
             words = [w for w in _RE_REFERENCE_WORD.findall(phrase.lower()) if w not in _NOT_NOUN]
             if not words:
                 continue
             before = set(_RE_REFERENCE_WORD.findall((given + " " + sentence[:match.start()]).lower()))
-            if any(_same_word(w, b) for w in words for b in before):
+            # (A word said before as it is needs no search for its other forms.)
+            if any(w in before for w in words) or any(
+                    _same_word(w, b) for w in words for b in before):
                 continue
             if number > 0 and words[0] in _GENERIC_REFERENTS:
                 continue  # "in this way", "at this stage": the sentence before is the referent
-            if self_references(match.group(0)):
+            if self_references(said):
                 continue  # counted as self-reference
-            found.append(match.group(0))
+            found.append(said)
         given += " " + sentence
     return found
 

@@ -3,10 +3,63 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from functools import lru_cache
 
 from papersift.latex import clean_latex
 
-__all__ = ["clean_latex", "split_sentences", "tokens", "words"]
+__all__ = ["Caseless", "clean_latex", "fold", "split_sentences", "tokens", "words"]
+
+
+# ------------------------------------------------------------------ caseless search
+# The only characters that match an ASCII letter under re.IGNORECASE and are not that letter
+# lower-cased ('İ', 'ı', 'ſ' and the Kelvin sign); every other character keeps its length,
+# and whether it is a word, space or digit character, when lower-cased (checked over all of
+# Unicode when this was written).
+_CASE_EXOTIC = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def fold(text: str) -> str | None:
+    """The text lower-cased, in which a Caseless pattern finds what its re.IGNORECASE form
+    finds in the text, at the same places; None for a text where it might not."""
+    if not text.isascii() and any(ch in text for ch in _CASE_EXOTIC):
+        return None
+    return text.lower()
+
+
+class Caseless:
+    """A case-insensitive pattern searched for, in lower case, in the lower-cased text without
+    re.IGNORECASE: with it, the engine tries every alternative at every position (3-5x
+    slower on the writer's patterns). Matches are on the folded text: their places and truth
+    hold for the text, their letters are lower case (take what was written by its places)."""
+
+    __slots__ = ("exact", "lower", "needs")
+
+    def __init__(self, source: str, flags: int = 0, needs: tuple[str, ...] = ()) -> None:
+        """`needs`: lower-case words one of which every match contains (none: not known);
+        a folded text with none of them is not searched."""
+        # ASCII, and no escape a lower case would change (\S, \W, \D, \B, \A, \Z): under
+        # re.IGNORECASE its letters' case says nothing, so it may be written in lower case.
+        if not source.isascii() or _RE_UPPER_ESCAPE.search(source):
+            raise ValueError("a Caseless pattern is ASCII without upper-case escapes")
+        self.exact = re.compile(source, flags | re.IGNORECASE)
+        self.lower = re.compile(source.lower(), flags)
+        self.needs = needs
+
+    def search(self, text: str, folded: str | None) -> re.Match[str] | None:
+        """Search `text`, given `folded` = fold(text)."""
+        if folded is None:
+            return self.exact.search(text)
+        if self.needs and not any(word in folded for word in self.needs):
+            return None
+        return self.lower.search(folded)
+
+    def finditer(self, text: str, folded: str | None) -> Iterator[re.Match[str]]:
+        """The matches in `text`, given `folded` = fold(text)."""
+        return self.lower.finditer(folded) if folded is not None else self.exact.finditer(text)
+
+
+_RE_UPPER_ESCAPE = re.compile(r"\\[A-Z]|\(\?P<\w*[A-Z]")
 
 
 # ------------------------------------------------------------------ sentences
@@ -28,20 +81,29 @@ _RE_LAST_TOKEN = re.compile(r"(?:^|\s)[(\[\"“']*([^\s(\[\"“']+)$")
 
 
 # A run-on: a new sentence that starts like a contribution without a full stop before it.
+# (The space comes first and the lookbehind after it: a pattern that opens with a lookbehind
+# is tried at every position of the text.)
 _RE_RUN_ON = re.compile(
-    r"(?<=[a-z0-9)]) (?=(?:To (?:address|tackle|solve|overcome|bridge|fill) (?:this|these|the)|"
+    r" (?<=[a-z0-9)] )(?=(?:To (?:address|tackle|solve|overcome|bridge|fill) (?:this|these|the)|"
     r"In this (?:paper|work|study|article)|Here,? we|We (?:propose|present|introduce|develop)|"
     r"This (?:paper|work) (?:proposes|presents|introduces))\b)")
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of cleaned text, robust to abbreviations, 'et al.', decimals, initials and 'Fig. 3'."""
+    return list(_split_sentences(text))
+
+
+# The writer splits a text more than once (a TL;DR by the gate and by the house style; a
+# blurb named after the title by the sub-editor and by the gate): the split is kept.
+@lru_cache(maxsize=4096)
+def _split_sentences(text: str) -> tuple[str, ...]:
     text = text.strip()
     if not text:
-        return []
+        return ()
     if " To " in text or " In this " in text or " We " in text or " Here" in text or " This " in text:
-        return [piece for part in _RE_RUN_ON.split(text) for piece in _split(part)]
-    return _split(text)
+        return tuple(piece for part in _RE_RUN_ON.split(text) for piece in _split(part))
+    return tuple(_split(text))
 
 
 def _split(text: str) -> list[str]:
@@ -59,8 +121,7 @@ def _split(text: str) -> list[str]:
                     sentences.append(sentence)
                 start = match.end()
                 continue
-            token_match = _RE_LAST_TOKEN.search(before)
-            token = token_match.group(1) if token_match else ""
+            token = _last_token(before)
             lowered = token.lower()
             # Acronyms ("CF", "NO") end sentences; only their lower/title-case forms abbreviate.
             abbreviation = not token.isupper() and (
@@ -84,6 +145,21 @@ def _split(text: str) -> list[str]:
     if tail:
         sentences.append(tail)
     return _merge_fragments(sentences)
+
+
+_OPENERS = "([\"“'"
+
+
+def _last_token(before: str) -> str:
+    """The word before a full stop, as _RE_LAST_TOKEN finds it (openers dropped; none when
+    the last word has one inside), without a search over the whole text before every stop."""
+    if not before or before[-1].isspace():
+        # Only the pattern knows its end-of-line rules: "x\n" ends a word, "x " does not.
+        match = _RE_LAST_TOKEN.search(before)
+        return match.group(1) if match else ""
+    # str.split's whitespace is the pattern's \s: its one match starts at the last space.
+    word = before.rsplit(None, 1)[-1].lstrip(_OPENERS)
+    return word if word and not any(opener in word for opener in _OPENERS) else ""
 
 
 def _merge_fragments(sentences: list[str]) -> list[str]:
