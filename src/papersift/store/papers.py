@@ -10,6 +10,7 @@ from papersift.clock import utc_now
 from papersift.records.merge import source_kind
 from papersift.records.prepare import PreparedRecord
 from papersift.store.contracts import StoreError
+from papersift.store.merges import plan_links, refresh_keys
 from papersift.store.sql import Concern
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
@@ -178,6 +179,7 @@ class PaperReads(Concern):
         # Stored papers in pk order (writers lock rows in one order; SQLite's FTS5 flushes its
         # pending terms whenever a write goes to a lower rowid than the last one, ~10 ms each).
         merges.sort(key=lambda item: current[item.id]["pk"])
+        refresh_keys(self.db, merges + repeats)  # issue 35: what a changed record links to
         return current, author_ids, merges, fresh, repeats
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
@@ -234,4 +236,6 @@ class PaperReads(Concern):
                     by_doi.setdefault(doi, item.id)
                 if key:
                     by_key.setdefault(key, item.id)
-        return originals
+        # Issue 35: records of other sources are matched (sources.matching), every link gets
+        # its reason in the merges table, and an unmerged pair stays apart (store.merges).
+        return plan_links(self.db, items, originals)

@@ -1,0 +1,364 @@
+"""One paper, many sources: which stored records are one paper, why, and undoing a merge.
+
+A record of another source that is one paper with a stored one is stored as its own row and
+linked by `duplicate_of` (as duplicates always were), so its sources, versions and links stay
+its own and an unmerge only clears the link. What this concern adds, written once for both
+backends over store.sql's Database:
+
+- the match keys of records from sources other than arXiv (`paper_keys`) and the relations
+  records assert (`paper_relations`), written while a batch is stored;
+- the merge decision for the papers new to the store (`plan_links`, called by the papers
+  upsert): the rules the store always applied (same DOI, same title and first author) for
+  arXiv records among themselves, and `sources.matching.same_paper` on the few candidates the
+  keys find whenever one side comes from another source;
+- the `merges` table: every merge with its rule and its reason in words, and unmerges, which
+  keep the two records apart from then on.
+
+arXiv's bulk path pays one indexed read per batch (are there keyed records at all?): arXiv
+papers are found by the papers table's own indexes (id, DOI, title key), never by keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from papersift.clock import utc_now
+from papersift.records import PaperRecord
+from papersift.records.prepare import PreparedRecord, norm_title_key
+from papersift.sources.markup import inline_text
+from papersift.sources.matching import SAME_WORK, Verdict, candidate_keys, identifiers, same_paper
+from papersift.store.sql import Concern, Database
+
+_CANDIDATES = 20  # stored records compared with one new record at most (a title shared widely)
+
+
+def is_foreign(paper_id: str) -> bool:
+    """Whether a paper id comes from a source other than arXiv (namespaced: 'doi:...')."""
+    return ":" in paper_id
+
+
+# ---------------------------------------------------------------- the ingest's side
+def plan_links(db: Database, items: Sequence[PreparedRecord], originals: dict[str, str]
+               ) -> dict[str, str]:
+    """{id: the paper it is merged into} for these papers new to the store, given the links
+    the store's own rules found (`originals`); writes their keys, relations and merges.
+
+    Runs inside the upsert's transaction, after the backend locked out other writers."""
+    foreign = [p for p in items if is_foreign(p.id)]
+    keyed = bool(foreign) or db.value("SELECT 1 FROM paper_keys LIMIT 1") is not None
+    # Most batches: arXiv records into a store no unmerge touched; two index probes in all.
+    maybe = [p.id for p in items] if keyed else sorted({*originals, *originals.values()})
+    apart = _kept_apart(db, maybe) if maybe and db.value(
+        "SELECT 1 FROM merges WHERE unmerged_at IS NOT NULL LIMIT 1") is not None else set()
+    links: dict[str, tuple[str, str, str, dict[str, str]]] = {}
+    for paper_id, original in originals.items():
+        if is_foreign(paper_id) or is_foreign(original) or (paper_id, original) in apart:
+            continue  # another source is involved: the matching decides (below)
+        links[paper_id] = (original, *_old_rule(db, items, paper_id, original))
+    if keyed:
+        records = {p.id: p.record() for p in items}
+        _match(db, items, records, apart, links)
+        _write_keys(db, foreign, records)
+    _write_relations(db, [p.record() for p in items if p.values[-2]])
+    if links:
+        now = utc_now()
+        db.executemany(
+            "INSERT INTO merges (record_id, paper_id, rule, reason, evidence, merged_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [(record_id, original, rule, reason, json.dumps(evidence, sort_keys=True), now)
+             for record_id, (original, rule, reason, evidence) in sorted(links.items())])
+    return {record_id: link[0] for record_id, link in links.items()}
+
+
+def refresh_keys(db: Database, items: Sequence[PreparedRecord]) -> None:
+    """Keys and relations of stored records whose source gave something new (a bioRxiv
+    preprint that now says where it was published): written again."""
+    records = [p.record() for p in items if is_foreign(p.id) or p.values[-2]]
+    if not records:
+        return
+    ids = sorted({r.id for r in records})
+    for table in ("paper_keys", "paper_relations"):
+        among, params = db.any_of("paper_id", ids)
+        db.execute(f"DELETE FROM {table} WHERE {among}", params)
+    _write_keys(db, [p for p in items if is_foreign(p.id)], {r.id: r for r in records})
+    _write_relations(db, records)
+
+
+def _old_rule(db: Database, items: Sequence[PreparedRecord], paper_id: str, original: str
+              ) -> tuple[str, str, dict[str, str]]:
+    """The rule and reason of a link the store's own rules made (same DOI, else title key)."""
+    item = next(p for p in items if p.id == paper_id)
+    if item.doi_key:
+        other = db.value("SELECT lower(doi) FROM papers WHERE id = ?", (original,))
+        if other is None:  # the original is in this batch
+            other = next((p.doi_key for p in items if p.id == original), None)
+        if other == item.doi_key:
+            return "doi", f"{paper_id} and {original} carry the same DOI {item.doi_key}", {
+                "identifier": "doi:" + item.doi_key}
+    return "title-key", (f"{paper_id} and {original} have the same title and first author"), {}
+
+
+def _kept_apart(db: Database, ids: Sequence[str]) -> set[tuple[str, str]]:
+    """Pairs an unmerge separated (both orders), for records among `ids`."""
+    if not ids:
+        return set()
+    among, params = db.any_of("record_id", list(ids))
+    found: set[tuple[str, str]] = set()
+    for record_id, paper_id in db.rows(
+            f"SELECT record_id, paper_id FROM merges WHERE {among} AND unmerged_at IS NOT NULL",
+            params):
+        found |= {(record_id, paper_id), (paper_id, record_id)}
+    among, params = db.any_of("paper_id", list(ids))
+    for record_id, paper_id in db.rows(
+            f"SELECT record_id, paper_id FROM merges WHERE {among} AND unmerged_at IS NOT NULL",
+            params):
+        found |= {(record_id, paper_id), (paper_id, record_id)}
+    return found
+
+
+def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, PaperRecord],
+           apart: set[tuple[str, str]], links: dict[str, tuple[str, str, str, dict[str, str]]]
+           ) -> None:
+    """Links by sources.matching for every new record of another source, and for new arXiv
+    records when keyed records are stored: candidates by keys, identifiers and title keys,
+    then same_paper on each until one is the same paper."""
+    keys = {p.id: candidate_keys(records[p.id]) for p in items}
+    every_key = sorted({k for found in keys.values() for k in found})
+    keyed: dict[str, set[str]] = {}
+    if every_key:
+        among, params = db.any_of("key", every_key)
+        for key, paper_id in db.rows(f"SELECT key, paper_id FROM paper_keys WHERE {among}",
+                                     params):
+            keyed.setdefault(key, set()).add(paper_id)
+    candidates = {p.id: set().union(*(keyed.get(k, set()) for k in keys[p.id])) for p in items}
+    for item in items:
+        if is_foreign(item.id):
+            candidates[item.id] |= _by_papers_indexes(db, records[item.id])
+    stored = _stored_records(db, {c for found in candidates.values() for c in found})
+    in_batch: dict[str, list[str]] = {}  # key -> earlier new records of this batch with it
+    for item in items:
+        record = records[item.id]
+        verdict: tuple[str, Verdict] | None = None
+        if item.id not in links:
+            found = sorted((stored[c] for c in candidates[item.id] if c in stored),
+                           key=lambda row: row["pk"])
+            for row in found[:_CANDIDATES]:
+                target = row["duplicate_of"] or row["id"]
+                if row["id"] == item.id or not _may_join(item.id, row["id"], target, apart):
+                    continue
+                if not (is_foreign(item.id) or is_foreign(row["id"])):
+                    continue  # two arXiv records: the store's own rules decided (above)
+                said = same_paper(record, row["record"])
+                if said.same:
+                    verdict = (target, said)
+                    break
+            if verdict is None:
+                earlier = dict.fromkeys(i for k in keys[item.id] for i in in_batch.get(k, ()))
+                for other_id in earlier:
+                    if not (is_foreign(item.id) or is_foreign(other_id)):
+                        continue
+                    target = links[other_id][0] if other_id in links else other_id
+                    if not _may_join(item.id, other_id, target, apart):
+                        continue
+                    said = same_paper(record, records[other_id])
+                    if said.same:
+                        verdict = (target, said)
+                        break
+        if verdict:
+            target, said = verdict
+            links[item.id] = (target, said.rule, said.reason, dict(said.evidence))
+        for key in keys[item.id]:
+            in_batch.setdefault(key, []).append(item.id)
+
+
+def _may_join(record_id: str, candidate: str, target: str, apart: set[tuple[str, str]]) -> bool:
+    return target != record_id and (record_id, candidate) not in apart and (
+        record_id, target) not in apart
+
+
+def _by_papers_indexes(db: Database, record: PaperRecord) -> set[str]:
+    """Stored papers (of any source) a record of another source may be: by an identifier it
+    carries or links to (papers' id and DOI indexes), or by its title (the title key's index,
+    any first author: a range over the key's 'title|' prefix)."""
+    wanted = identifiers(record) | {t for kind, t in record.relations if kind in SAME_WORK}
+    ids = sorted(i for i in wanted if not i.startswith("doi:"))
+    dois = sorted(i[4:] for i in wanted if i.startswith("doi:"))
+    found: set[str] = set()
+    if ids:
+        among, params = db.any_of("id", ids)
+        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    if dois:
+        among, params = db.any_of("lower(doi)", dois)
+        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    for title in dict.fromkeys((record.title, inline_text(record.title))):
+        key = norm_title_key(title, ["x"])
+        if key:
+            words = key[:-2]  # 'words|x' -> 'words'
+            # Surname slugs are [a-z0-9-], all below '}': this range is every first author.
+            found |= set(db.column(
+                "SELECT id FROM papers WHERE norm_key >= ? AND norm_key < ? LIMIT ?",
+                (words + "|", words + "}", _CANDIDATES)))
+    return found
+
+
+def _stored_records(db: Database, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """{id: {pk, id, duplicate_of, record}} of stored papers, each as a PaperRecord with its
+    authors in order and its relations, for same_paper."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    among, params = db.any_of("id", wanted)
+    rows = db.dicts(f"SELECT pk, id, duplicate_of, text_source, title, abstract, doi"
+                    f" FROM papers WHERE {among}", params)
+    among, params = db.any_of("pa.paper_id", wanted)
+    authors: dict[str, list[str]] = {}
+    for paper_id, name in db.rows(
+            f"SELECT pa.paper_id, a.name FROM paper_authors pa JOIN authors a"
+            f" ON a.id = pa.author_id WHERE {among} ORDER BY pa.paper_id, pa.position", params):
+        authors.setdefault(paper_id, []).append(name)
+    relations = _relations_of(db, wanted)
+    found = {}
+    for row in rows:
+        row["record"] = PaperRecord(
+            id=row["id"], title=row["title"], abstract=row["abstract"],
+            authors=authors.get(row["id"], []), categories=[], source=row["text_source"],
+            doi=row["doi"], relations=relations.get(row["id"], []))
+        found[row["id"]] = row
+    return found
+
+
+def _relations_of(db: Database, ids: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+    if not ids:
+        return {}
+    among, params = db.any_of("paper_id", list(ids))
+    found: dict[str, list[tuple[str, str]]] = {}
+    for paper_id, kind, target in db.rows(
+            f"SELECT paper_id, kind, target FROM paper_relations WHERE {among}"
+            " ORDER BY paper_id, kind, target", params):
+        found.setdefault(paper_id, []).append((kind, target))
+    return found
+
+
+def _write_keys(db: Database, items: Sequence[PreparedRecord], records: dict[str, PaperRecord]
+                ) -> None:
+    rows = sorted({(key, p.id) for p in items for key in candidate_keys(records[p.id])})
+    if rows:
+        db.executemany("INSERT INTO paper_keys (key, paper_id) VALUES (?, ?)"
+                       " ON CONFLICT DO NOTHING", rows)
+
+
+def _write_relations(db: Database, records: Sequence[PaperRecord]) -> None:
+    rows = sorted({(r.id, kind, target) for r in records for kind, target in r.relations})
+    if rows:
+        db.executemany("INSERT INTO paper_relations (paper_id, kind, target) VALUES (?, ?, ?)"
+                       " ON CONFLICT DO NOTHING", rows)
+
+
+# ---------------------------------------------------------------- what pages and unmerge ask
+_SOURCE_NAMES = {"arxiv": "arXiv", "oai": "arXiv (OAI-PMH)", "announce": "arXiv announcements",
+                 "hf": "Hugging Face daily papers", "snapshot": "arXiv snapshot",
+                 "biorxiv": "bioRxiv", "medrxiv": "medRxiv", "crossref": "Crossref",
+                 "file": "a file"}
+
+
+def source_name(source: str) -> str:
+    """'biorxiv' -> 'bioRxiv', 'file:/x.jsonl' -> 'a file'."""
+    kind = source.split(":", 1)[0]
+    return _SOURCE_NAMES.get(kind, kind)
+
+
+class Merges(Concern):
+    """The records of a paper across sources and why they are one (no contract yet: see
+    store.contracts, whose owner restructures it; this concern's methods are these three)."""
+
+    def paper_records(self, paper_id: str) -> list[dict[str, Any]]:
+        """Every record shown as this paper, itself first, then in the order they were
+        stored: id, sources, versions, DOI, links, relations and (for a merged record) the
+        rule and reason of its merge."""
+        with self.db.snapshot():
+            ids = [paper_id, *self.db.column(
+                "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY pk", (paper_id,))]
+            among, params = self.db.any_of("id", ids)
+            rows = {r["id"]: r for r in self.db.dicts(
+                f"SELECT id, version, text_source, title, doi, links, submitted"
+                f" FROM papers WHERE {among}", params)}
+            if paper_id not in rows:
+                return []
+            among, params = self.db.any_of("paper_id", ids)
+            sources: dict[str, list[str]] = {}
+            for pid, source in self.db.rows(
+                    f"SELECT paper_id, source FROM paper_sources WHERE {among}"
+                    " ORDER BY paper_id, source", params):
+                sources.setdefault(pid, []).append(source)
+            versions: dict[str, list[dict[str, Any]]] = {}
+            for pid, version, day in self.db.rows(
+                    f"SELECT paper_id, version, date FROM paper_versions WHERE {among}"
+                    " ORDER BY paper_id, version", params):
+                versions.setdefault(pid, []).append({"version": version, "date": day})
+            relations = _relations_of(self.db, ids)
+            among, params = self.db.any_of("record_id", ids)
+            merged = {r["record_id"]: r for r in self.db.dicts(
+                f"SELECT record_id, paper_id, rule, reason, evidence, merged_at FROM merges"
+                f" WHERE {among} AND unmerged_at IS NULL", params)}
+        found = []
+        for pid in ids:
+            row = rows[pid]
+            merge = merged.get(pid) if pid != paper_id else None
+            found.append({
+                "id": pid, "sources": sources.get(pid, [row["text_source"]]),
+                "version": row["version"], "versions": versions.get(pid, []),
+                "title": row["title"], "doi": row["doi"], "submitted": row["submitted"],
+                "links": json.loads(row["links"]),
+                "relations": [{"kind": k, "target": t} for k, t in relations.get(pid, [])],
+                "merge": {"rule": merge["rule"], "reason": merge["reason"],
+                          "evidence": json.loads(merge["evidence"]),
+                          "merged_at": merge["merged_at"]} if merge else (
+                    None if pid == paper_id else {
+                        "rule": "before-merges", "reason": "linked as a duplicate before merges"
+                        " were recorded (same DOI, or same title and first author)",
+                        "evidence": {}, "merged_at": None}),
+            })
+        return found
+
+    def merges_of(self, paper_id: str) -> list[dict[str, Any]]:
+        """Every merge into or of this record, live and undone, oldest first."""
+        return [dict(r, evidence=json.loads(r["evidence"])) for r in self.db.dicts(
+            "SELECT id, record_id, paper_id, rule, reason, evidence, merged_at, unmerged_at"
+            " FROM merges WHERE record_id = ? OR paper_id = ? ORDER BY id",
+            (paper_id, paper_id))]
+
+    def unmerge(self, paper_id: str) -> list[str] | None:
+        """Split `paper_id` from the paper it was merged into, or, for a paper others were
+        merged into, split them all: each becomes a paper of its own again, and the pairs
+        stay apart in later ingests. The ids split off ([] when nothing was merged); None
+        when the store holds no such id."""
+        def work() -> list[str] | None:
+            # Upserts wait (their planning must not see half of it), readers do not.
+            self.db.lock_table("papers", "SHARE ROW EXCLUSIVE")
+            row = self.db.one("SELECT id, duplicate_of FROM papers WHERE id = ?", (paper_id,))
+            if row is None:
+                return None
+            if row["duplicate_of"]:
+                pairs = [(paper_id, row["duplicate_of"])]
+            else:
+                pairs = [(r, paper_id) for r in self.db.column(
+                    "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY id", (paper_id,))]
+            now = utc_now()
+            for record_id, into in pairs:
+                self.db.execute("UPDATE papers SET duplicate_of = NULL WHERE id = ?",
+                                (record_id,))
+                if not self.db.execute(
+                        "UPDATE merges SET unmerged_at = ? WHERE record_id = ?"
+                        " AND unmerged_at IS NULL", (now, record_id)):
+                    # Linked before merges were recorded: a row that keeps them apart.
+                    self.db.execute(
+                        "INSERT INTO merges (record_id, paper_id, rule, reason, merged_at,"
+                        " unmerged_at) VALUES (?, ?, 'before-merges', ?, ?, ?)",
+                        (record_id, into, "linked as a duplicate before merges were recorded",
+                         now, now))
+            return [record_id for record_id, _ in pairs]
+
+        return self.db.write(work)
+
