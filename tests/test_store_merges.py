@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from typer.testing import CliRunner
+
+from papersift.cli.main import app
 from papersift.records import PaperRecord
 from papersift.store import Store, add_records
 
@@ -136,3 +140,19 @@ def test_ingest_again_is_idempotent(store: Store) -> None:
     again = add_records(store, [preprint(), journal(), arxiv()])
     assert again.unchanged == 3 and not again.new
     assert store.papers.dump() == dumped and store.merges.merges_of("2401.01234") == merges
+
+
+def test_the_unmerge_command(store: Store) -> None:
+    add_records(store, [preprint()])
+    add_records(store, [journal()])
+    store.close()
+    runner = CliRunner()
+    done = runner.invoke(app, ["unmerge", "doi:10.1002/ece3.2314", "--json"])
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.stdout)
+    assert result["split"] == ["doi:10.1002/ece3.2314"]
+    assert result["undone"][0]["reason"].startswith("Crossref says")
+    again = runner.invoke(app, ["unmerge", "doi:10.1002/ece3.2314"])
+    assert again.exit_code == 1 and "nothing was merged" in again.output
+    unknown = runner.invoke(app, ["unmerge", "doi:10.9/none"])
+    assert unknown.exit_code == 2 and "no paper" in unknown.output
