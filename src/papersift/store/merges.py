@@ -151,10 +151,11 @@ def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, Pap
                 if not (is_foreign(item.id) or is_foreign(row["id"])):
                     continue  # two arXiv records: the store's own rules decided (above)
                 said = same_paper(record, row["record"])
-                if said.same:
-                    verdict = (target, said)
-                    break
-            if verdict is None:
+                if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
+                    verdict = (target, said)  # an identifier or a link says more than a title
+                    if _strength(said):
+                        break
+            if verdict is None or not _strength(verdict[1]):
                 earlier = dict.fromkeys(i for k in keys[item.id] for i in in_batch.get(k, ()))
                 for other_id in earlier:
                     if not (is_foreign(item.id) or is_foreign(other_id)):
@@ -163,14 +164,20 @@ def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, Pap
                     if not _may_join(item.id, other_id, target, apart):
                         continue
                     said = same_paper(record, records[other_id])
-                    if said.same:
+                    if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
                         verdict = (target, said)
-                        break
+                        if _strength(said):
+                            break
         if verdict:
             target, said = verdict
             links[item.id] = (target, said.rule, said.reason, dict(said.evidence))
         for key in keys[item.id]:
             in_batch.setdefault(key, []).append(item.id)
+
+
+def _strength(verdict: Verdict) -> int:
+    """1 for what identifiers decided (the same id, a link one record asserts), 0 for text."""
+    return int(verdict.rule in ("id", "relation"))
 
 
 def _may_join(record_id: str, candidate: str, target: str, apart: set[tuple[str, str]]) -> bool:

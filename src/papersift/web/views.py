@@ -18,6 +18,7 @@ from papersift.store import Store, open_store
 from papersift.web import urls
 from papersift.web.authorline import author_line
 from papersift.web.categories import category_label, is_category
+from papersift.web.merged import id_label, record_view, source_label
 from papersift.web.text import bibtex, first_sentences, plain, readable
 
 log = logging.getLogger(__name__)
@@ -461,6 +462,10 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
     if stored["duplicate_of"]:
         raise Redirect(urls.paper(stored["duplicate_of"]))
     summary = db.summaries.summaries_for([pid]).get(pid)
+    no_abstract = not (stored["abstract"] or "").strip()
+    if no_abstract:
+        summary = None  # a blurb of a title alone would be made up (one written before 35)
+    records = [record_view(r) for r in db.merges.paper_records(pid)]  # type: ignore[attr-defined]
     topic_row = db.topics.paper_topic(pid)
     is_arxiv = ":" not in pid
     links = {"abs": f"https://arxiv.org/abs/{pid}", "pdf": f"https://arxiv.org/pdf/{pid}"} \
@@ -482,6 +487,13 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "summary": {k: summary[k] for k in ("writer", "model", "prompt_version",
                                                 "created_at")} if summary else None,
             "abstract": readable(stored["abstract"]),
+            "no_abstract": (f"No abstract: {source_label(stored['text_source'])} gives none"
+                            " for this paper, so there is no summary either."
+                            if no_abstract else None),
+            "id_label": id_label(pid, stored["version"]),
+            # The page its 'abs' link opens: arXiv's for an arXiv id, else its source's.
+            "source": "arXiv" if is_arxiv else source_label(stored["text_source"]),
+            "records": records,
             "categories": [{"name": c, "label": category_label(c),
                             "url": urls.category(c) if is_category(c) else None}
                            for c in stored["categories"]],

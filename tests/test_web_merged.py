@@ -1,0 +1,57 @@
+"""A merged paper's page and its JSON twin: every source and version with links, why the records are one, no invented blurb without an abstract; both backends."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.testclient import TestClient
+
+from papersift.settings import Settings
+from papersift.store import Store, add_records
+from papersift.summarize.stage import Summarize
+from papersift.web.app import create_app
+from tests.test_store_merges import arxiv, journal, preprint
+
+pytestmark = pytest.mark.backends("sqlite", "postgresql")
+
+
+def test_a_merged_paper_lists_its_sources_and_says_why(store: Store, settings: Settings) -> None:
+    add_records(store, [arxiv()])
+    add_records(store, [preprint()])
+    add_records(store, [journal()])
+    with TestClient(create_app(settings)) as client:
+        twin = client.get("/papers/2401.01234.json").json()["paper"]
+        page = client.get("/papers/2401.01234").text
+        merged = client.get("/papers/doi:10.1101/014852", follow_redirects=False)
+    assert merged.status_code in (301, 302, 307, 308)
+    assert merged.headers["location"].endswith("/papers/2401.01234")
+    records = twin["records"]
+    assert [(r["label"], r["sources"]) for r in records] == [
+        ("arXiv:2401.01234", ["arXiv"]), ("DOI 10.1101/014852", ["bioRxiv"]),
+        ("DOI 10.1002/ece3.2314", ["Crossref"])]
+    assert records[0]["why"] is None
+    assert records[1]["why"].startswith("same title and 3 of 3 authors in common")
+    assert records[2]["why"] == ("Crossref says 10.1002/ece3.2314 has the preprint "
+                                 "10.1101/014852")
+    assert [v["url"] for v in records[1]["versions"]] == [
+        "https://www.biorxiv.org/content/10.1101/014852v1",
+        "https://www.biorxiv.org/content/10.1101/014852v2"]
+    assert records[0]["versions"][0]["url"] == "https://arxiv.org/abs/2401.01234v1"
+    assert records[2]["doi_url"] == "https://doi.org/10.1002/ece3.2314"
+    assert "Sources and versions" in page and "Why one paper: same title and 3 of 3" in page
+    assert 'href="https://www.biorxiv.org/content/10.1101/014852v2"' in page
+
+
+def test_a_paper_without_an_abstract_says_so_and_gets_no_blurb(store: Store,
+                                                                 settings: Settings) -> None:
+    add_records(store, [journal(relations=[], abstract="")])
+    report = Summarize("builtin").run(store, settings)
+    assert report.counts["no_abstract"] == 1 and report.counts["written"] == 0
+    with TestClient(create_app(settings)) as client:
+        twin = client.get("/papers/doi:10.1002/ece3.2314.json").json()["paper"]
+        page = client.get("/papers/doi:10.1002/ece3.2314").text
+    assert twin["blurb"] is None and twin["tldr"] is None
+    assert twin["no_abstract"] == ("No abstract: Crossref gives none for this paper, so there "
+                                   "is no summary either.")
+    assert twin["id_label"] == "DOI 10.1002/ece3.2314" and "arXiv:doi" not in page
+    assert "No abstract: Crossref gives none" in page
+    assert 'href="https://doi.org/10.1002/ece3.2314"' in page
