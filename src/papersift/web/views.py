@@ -17,7 +17,7 @@ from papersift.settings import Settings
 from papersift.store import Store, open_store
 from papersift.web import urls
 from papersift.web.authorline import author_line
-from papersift.web.categories import category_label, is_category
+from papersift.web.categories import category_field, category_label, is_category
 from papersift.web.merged import id_label, record_view, source_label
 from papersift.web.text import bibtex, first_sentences, plain, readable
 
@@ -319,7 +319,7 @@ def topics_overview(site: Site) -> dict[str, Any]:
 
 
 def category_sizes(site: Site) -> list[tuple[str, int]]:
-    """Real arXiv categories with their paper counts, largest first (cached a minute)."""
+    """Categories of every source with their paper counts, largest first (cached a minute)."""
     return site.cached("category-sizes", 60.0, lambda: [
         (c, n) for c, n in site.store.pages.category_sizes() if is_category(c)])
 
@@ -330,7 +330,8 @@ def topics_index(site: Site) -> dict[str, Any]:
             "weeks": overview["weeks"], "sections": overview["sections"], "categories": []}
     if not overview["sections"]:  # no topics yet: the categories stand in for them
         data["categories"] = [
-            {"category": c, "label": category_label(c), "url": urls.category(c), "size": n}
+            {"category": c, "label": category_label(c), "url": urls.category(c), "size": n,
+             "field": category_field(c)}
             for c, n in category_sizes(site)]
     return data
 
@@ -390,7 +391,7 @@ def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
     page = parse_page(page_raw)
     size = site.page_size
     if not is_category(name):
-        raise NotFound(f"{name!r} is not an arXiv category")
+        raise NotFound(f"{name!r} is not a category")
     total, rows = site.store.pages.category_papers_page(name, size, (page - 1) * size)
     if total == 0:
         raise NotFound(f"no papers in category {name!r}")
