@@ -282,8 +282,8 @@ class Merges(Concern):
 
     def paper_records(self, paper_id: str) -> list[dict[str, Any]]:
         """Every record shown as this paper, itself first, then in the order they were
-        stored: id, sources, versions, DOI, links, relations and (for a merged record) the
-        rule and reason of its merge."""
+        stored: id, sources (with what each source alone said, its extras), versions, DOI,
+        links, relations and (for a merged record) the rule and reason of its merge."""
         with self.db.snapshot():
             ids = [paper_id, *self.db.column(
                 "SELECT id FROM papers WHERE duplicate_of = ? ORDER BY pk", (paper_id,))]
@@ -295,10 +295,12 @@ class Merges(Concern):
                 return []
             among, params = self.db.any_of("paper_id", ids)
             sources: dict[str, list[str]] = {}
-            for pid, source in self.db.rows(
-                    f"SELECT paper_id, source FROM paper_sources WHERE {among}"
+            extras: dict[str, dict[str, Any]] = {}
+            for pid, source, given in self.db.rows(
+                    f"SELECT paper_id, source, extras FROM paper_sources WHERE {among}"
                     " ORDER BY paper_id, source", params):
                 sources.setdefault(pid, []).append(source)
+                extras.setdefault(pid, {})[source] = json.loads(given)
             versions: dict[str, list[dict[str, Any]]] = {}
             for pid, version, day in self.db.rows(
                     f"SELECT paper_id, version, date FROM paper_versions WHERE {among}"
@@ -315,6 +317,7 @@ class Merges(Concern):
             merge = merged.get(pid) if pid != paper_id else None
             found.append({
                 "id": pid, "sources": sources.get(pid, [row["text_source"]]),
+                "extras": extras.get(pid, {}),
                 "version": row["version"], "versions": versions.get(pid, []),
                 "title": row["title"], "doi": row["doi"], "submitted": row["submitted"],
                 "links": json.loads(row["links"]),

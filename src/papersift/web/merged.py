@@ -72,12 +72,36 @@ def record_view(record: dict[str, Any]) -> dict[str, Any]:
                                 else None)
     doi_url = f"https://doi.org/{record['doi']}" if record.get("doi") else None
     merge = record.get("merge")
+    extras = record.get("extras") or {}
     return {
         "id": pid, "label": id_label(pid), "title": record["title"],
-        "sources": sorted({source_label(s) for s in record["sources"]}),
+        # An arXiv id read from a file (a snapshot, a dump) is arXiv's record all the same.
+        "sources": sorted({"arXiv" if s.startswith("file") and not pid.startswith("doi:")
+                           else _via(s, extras.get(s) or {}) for s in record["sources"]}),
+        "kind": _kind(kinds, extras),
         "url": main, "pdf": links.get("pdf"), "doi": record.get("doi"), "doi_url": doi_url,
         "versions": versions,
         "relations": record.get("relations") or [],
         "why": why(merge) if merge else None,
         "merge": {"rule": merge["rule"], "reason": merge["reason"]} if merge else None,
     }
+
+
+def _via(source: str, extras: dict[str, Any]) -> str:
+    """'Crossref' for a journal's record, 'bioRxiv via Crossref' for a preprint Crossref
+    registered for a server."""
+    label = source_label(source)
+    institution = extras.get("institution")
+    if label == "Crossref" and isinstance(institution, str) and institution.strip():
+        return f"{institution.strip()} via Crossref"
+    return label
+
+
+def _kind(kinds: list[str], extras: dict[str, Any]) -> str:
+    """What the record is: 'preprint', 'journal article', 'dataset', ... (Crossref's type)."""
+    for given in extras.values():
+        kind = given.get("type") if isinstance(given, dict) else None
+        if isinstance(kind, str) and kind:
+            return {"posted-content": "preprint"}.get(kind, kind.replace("-", " "))
+    return "preprint" if set(kinds) & {"biorxiv", "medrxiv", "arxiv", "oai", "announce",
+                                        "snapshot", "hf", "file"} else "record"

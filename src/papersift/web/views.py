@@ -496,6 +496,9 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "source": "arXiv" if is_arxiv else source_label(stored["text_source"]),
             "records": records,
             "categories": [{"name": c, "label": category_label(c),
+                            # arXiv's codes are what its readers know; other sources' are
+                            # shown by name ('Neuroscience (bioRxiv)', not biorxiv/neuroscience)
+                            "short": category_label(c) if "/" in c else c,
                             "url": urls.category(c) if is_category(c) else None}
                            for c in stored["categories"]],
             "topic": _topic_ref(topic_row),
