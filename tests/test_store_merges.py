@@ -156,3 +156,15 @@ def test_the_unmerge_command(store: Store) -> None:
     assert again.exit_code == 1 and "nothing was merged" in again.output
     unknown = runner.invoke(app, ["unmerge", "doi:10.9/none"])
     assert unknown.exit_code == 2 and "no paper" in unknown.output
+
+
+def test_a_preprint_that_later_says_where_it_was_published_joins_its_journal_version(
+        store: Store) -> None:
+    add_records(store, [preprint()])
+    add_records(store, [journal(relations=[], title="Life history and dispersal in stick insects")])
+    assert live(store) == {"doi:10.1101/014852", "doi:10.1002/ece3.2314"}
+    add_records(store, [preprint(version=3, versions=[(3, "2024-09-01")],
+                                 relations=[("is-preprint-of", "doi:10.1002/ece3.2314")])])
+    assert live(store) == {"doi:10.1101/014852"}  # the earlier stored is kept
+    merge = store.merges.paper_records("doi:10.1101/014852")[1]["merge"]
+    assert merge["rule"] == "relation" and "is preprint of doi:10.1002/ece3.2314" in merge["reason"]

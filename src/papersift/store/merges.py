@@ -84,6 +84,51 @@ def refresh_keys(db: Database, items: Sequence[PreparedRecord]) -> None:
         db.execute(f"DELETE FROM {table} WHERE {among}", params)
     _write_keys(db, [p for p in items if is_foreign(p.id)], {r.id: r for r in records})
     _write_relations(db, records)
+    _late_links(db, [r for r in records if r.relations])
+
+
+def _late_links(db: Database, records: Sequence[PaperRecord]) -> None:
+    """Stored papers that a changed record now links to (a preprint that says, since, where
+    it was published): one paper from now on, the later-stored one shown as part of the
+    earlier (its own merged records follow it). Only links: a title changed on the way to
+    the journal was already compared when the second record was stored."""
+    for record in records:
+        wanted = {t for kind, t in record.relations if kind in SAME_WORK}
+        ids = sorted(i for i in wanted if not i.startswith("doi:"))
+        dois = sorted(i[4:] for i in wanted if i.startswith("doi:"))
+        found: set[str] = set()
+        if ids:
+            among, params = db.any_of("id", ids)
+            found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+        if dois:
+            among, params = db.any_of("lower(doi)", dois)
+            found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+        stored = _stored_records(db, found | {record.id})
+        me = stored.get(record.id)
+        if me is None:
+            continue
+        for other_id in sorted(found - {record.id}):
+            other = stored[other_id]
+            mine, theirs = me["duplicate_of"] or me["id"], other["duplicate_of"] or other["id"]
+            if mine == theirs or _kept_apart(db, [record.id, other_id]) & {
+                    (record.id, other_id), (record.id, theirs), (mine, other_id)}:
+                continue
+            said = same_paper(record, other["record"])
+            if not said.same:
+                continue
+            pks = dict(db.rows("SELECT id, pk FROM papers WHERE id IN (?, ?)", (mine, theirs)))
+            keep, join = (mine, theirs) if pks[mine] < pks[theirs] else (theirs, mine)
+            now = utc_now()
+            db.execute("UPDATE papers SET duplicate_of = ? WHERE id = ? OR duplicate_of = ?",
+                       (keep, join, join))
+            db.execute("UPDATE merges SET paper_id = ? WHERE paper_id = ? AND unmerged_at IS NULL",
+                       (keep, join))
+            db.execute(
+                "INSERT INTO merges (record_id, paper_id, rule, reason, evidence, merged_at)"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (join, keep, said.rule, said.reason, json.dumps(dict(said.evidence),
+                                                                sort_keys=True), now))
+            break
 
 
 def _old_rule(db: Database, items: Sequence[PreparedRecord], paper_id: str, original: str
@@ -277,8 +322,22 @@ def source_name(source: str) -> str:
 
 
 class Merges(Concern):
-    """The records of a paper across sources and why they are one (no contract yet: see
-    store.contracts, whose owner restructures it; this concern's methods are these three)."""
+    """The records of a paper across sources and why they are one.
+
+    Contract, for store.contracts' owner to add (not added here: contracts.py is being
+    restructured by another engineer), a `MergesStore` Protocol with `store.merges` on Store:
+
+        paper_records(paper_id: str) -> list[dict[str, Any]]
+        merges_of(paper_id: str) -> list[dict[str, Any]]
+        unmerge(paper_id: str) -> list[str] | None
+
+    Concerns for that restructuring: (1) the merge decision is not a method of this concern
+    but a step of `PapersStore.upsert_papers` (plan_links / refresh_keys are called from
+    store.papers' shared planning), so a third backend inherits it only through PaperReads;
+    (2) `store.tables.TABLES` does not list paper_keys, paper_relations and merges yet, so
+    `papersift migrate` does not copy them (a migrated store keeps its merged papers, as
+    duplicate_of is copied, but loses their reasons and the pairs an unmerge kept apart).
+    """
 
     def paper_records(self, paper_id: str) -> list[dict[str, Any]]:
         """Every record shown as this paper, itself first, then in the order they were
