@@ -168,3 +168,9 @@ def test_a_preprint_that_later_says_where_it_was_published_joins_its_journal_ver
     assert live(store) == {"doi:10.1101/014852"}  # the earlier stored is kept
     merge = store.merges.paper_records("doi:10.1101/014852")[1]["merge"]
     assert merge["rule"] == "relation" and "is preprint of doi:10.1002/ece3.2314" in merge["reason"]
+
+
+def test_one_batch_with_an_arxiv_paper_then_its_biorxiv_copy(store: Store) -> None:
+    report = add_records(store, [arxiv(), preprint()])
+    assert live(store) == {"2401.01234"}
+    assert report.duplicates == [("doi:10.1101/014852", "2401.01234")]

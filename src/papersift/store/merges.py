@@ -58,7 +58,7 @@ def plan_links(db: Database, items: Sequence[PreparedRecord], originals: dict[st
             continue  # another source is involved: the matching decides (below)
         links[paper_id] = (original, *_old_rule(db, items, paper_id, original))
     if keyed:
-        records = {p.id: p.record() for p in items}
+        records = _Records(items)
         _match(db, items, records, apart, links)
         _write_keys(db, foreign, records)
     _write_relations(db, [p.record() for p in items if p.values[-2]])
@@ -82,7 +82,7 @@ def refresh_keys(db: Database, items: Sequence[PreparedRecord]) -> None:
     for table in ("paper_keys", "paper_relations"):
         among, params = db.any_of("paper_id", ids)
         db.execute(f"DELETE FROM {table} WHERE {among}", params)
-    _write_keys(db, [p for p in items if is_foreign(p.id)], {r.id: r for r in records})
+    _write_keys(db, [p for p in items if is_foreign(p.id)], _Records(items))
     _write_relations(db, records)
     _late_links(db, [r for r in records if r.relations])
 
@@ -163,31 +163,40 @@ def _kept_apart(db: Database, ids: Sequence[str]) -> set[tuple[str, str]]:
     return found
 
 
-def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, PaperRecord],
+def _match(db: Database, items: Sequence[PreparedRecord], records: _Records,
            apart: set[tuple[str, str]], links: dict[str, tuple[str, str, str, dict[str, str]]]
            ) -> None:
     """Links by sources.matching for every new record of another source, and for new arXiv
     records when keyed records are stored: candidates by keys, identifiers and title keys,
-    then same_paper on each until one is the same paper."""
-    keys = {p.id: candidate_keys(records[p.id]) for p in items}
-    every_key = sorted({k for found in keys.values() for k in found})
+    then same_paper on each, an identifier's verdict preferred to a title's."""
+    keys = {p.id: match_keys(records[p.id]) if is_foreign(p.id) else _probe_keys(p)
+            for p in items}
+    every_key = list({k for found in keys.values() for k in found})
     keyed: dict[str, set[str]] = {}
     if every_key:
         among, params = db.any_of("key", every_key)
         for key, paper_id in db.rows(f"SELECT key, paper_id FROM paper_keys WHERE {among}",
                                      params):
             keyed.setdefault(key, set()).add(paper_id)
-    candidates = {p.id: set().union(*(keyed.get(k, set()) for k in keys[p.id])) for p in items}
-    for item in items:
-        if is_foreign(item.id):
-            candidates[item.id] |= _by_papers_indexes(db, records[item.id])
+    foreign = [p for p in items if is_foreign(p.id)]
+    if not keyed and not foreign:
+        return  # arXiv records none of which a stored record of another source resembles
+    # Only records of another source, or with a stored candidate, go on (the arXiv path in a
+    # mixed store: the few records whose keys met one).
+    todo = [p for p in items if is_foreign(p.id) or (keyed and any(
+        k in keyed for k in keys[p.id]))]
+    candidates = {p.id: set().union(*(keyed[k] for k in keys[p.id] if k in keyed))
+                  for p in todo}
+    for item in foreign:
+        candidates[item.id] |= _by_papers_indexes(db, records[item.id])
     stored = _stored_records(db, {c for found in candidates.values() for c in found})
-    in_batch: dict[str, list[str]] = {}  # key -> earlier new records of this batch with it
-    for item in items:
-        record = records[item.id]
+    # Earlier records of this batch by key, when it holds records of another source (an
+    # arXiv-only batch has nothing to compare within itself: the store's own rules did).
+    in_batch: dict[str, list[str]] = {}
+    for item in items if foreign else todo:
         verdict: tuple[str, Verdict] | None = None
         if item.id not in links:
-            found = sorted((stored[c] for c in candidates[item.id] if c in stored),
+            found = sorted((stored[c] for c in candidates.get(item.id, ()) if c in stored),
                            key=lambda row: row["pk"])
             for row in found[:_CANDIDATES]:
                 target = row["duplicate_of"] or row["id"]
@@ -195,20 +204,20 @@ def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, Pap
                     continue
                 if not (is_foreign(item.id) or is_foreign(row["id"])):
                     continue  # two arXiv records: the store's own rules decided (above)
-                said = same_paper(record, row["record"])
+                said = same_paper(records[item.id], row["record"])
                 if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
                     verdict = (target, said)  # an identifier or a link says more than a title
                     if _strength(said):
                         break
-            if verdict is None or not _strength(verdict[1]):
+            if in_batch and (verdict is None or not _strength(verdict[1])):
                 earlier = dict.fromkeys(i for k in keys[item.id] for i in in_batch.get(k, ()))
                 for other_id in earlier:
                     if not (is_foreign(item.id) or is_foreign(other_id)):
-                        continue
+                        continue  # two arXiv records: the store's own rules decided
                     target = links[other_id][0] if other_id in links else other_id
                     if not _may_join(item.id, other_id, target, apart):
                         continue
-                    said = same_paper(record, records[other_id])
+                    said = same_paper(records[item.id], records[other_id])
                     if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
                         verdict = (target, said)
                         if _strength(said):
@@ -216,8 +225,46 @@ def _match(db: Database, items: Sequence[PreparedRecord], records: dict[str, Pap
         if verdict:
             target, said = verdict
             links[item.id] = (target, said.rule, said.reason, dict(said.evidence))
-        for key in keys[item.id]:
-            in_batch.setdefault(key, []).append(item.id)
+        if foreign:
+            for key in keys[item.id]:
+                in_batch.setdefault(key, []).append(item.id)
+
+
+class _Records(dict[str, PaperRecord]):
+    """The batch's records, each made from its PreparedRecord when first asked for (an arXiv
+    batch in a keyed store asks for the few with candidates)."""
+
+    def __init__(self, items: Sequence[PreparedRecord]) -> None:
+        super().__init__()
+        self.items = {p.id: p for p in items}
+
+    def __missing__(self, paper_id: str) -> PaperRecord:
+        record = self[paper_id] = self.items[paper_id].record()
+        return record
+
+
+def match_keys(record: PaperRecord) -> set[str]:
+    """The keys a record of another source is stored under: sources.matching's candidate
+    keys, and its title as the papers' title key writes it (`nk:`), which an arXiv record
+    gives for free (PreparedRecord.norm_key)."""
+    keys = candidate_keys(record)
+    for title in dict.fromkeys((record.title, inline_text(record.title))):
+        key = norm_title_key(title, ["x"])
+        if key:
+            keys.add("nk:" + key[:-2])
+    return keys
+
+
+def _probe_keys(item: PreparedRecord) -> list[str]:
+    """What an arXiv record is looked up by, from what preparing it computed already: its id,
+    arXiv's DOI of it, its DOI and its title key's title (string work only: the arXiv path
+    must stay as fast as it was)."""
+    keys = [f"id:{item.id}", f"id:doi:10.48550/arxiv.{item.id.lower()}"]
+    if item.doi_key:
+        keys.append(f"id:doi:{item.doi_key}")
+    if item.norm_key:
+        keys.append("nk:" + item.norm_key.rpartition("|")[0])
+    return keys
 
 
 def _strength(verdict: Verdict) -> int:
@@ -295,7 +342,7 @@ def _relations_of(db: Database, ids: Sequence[str]) -> dict[str, list[tuple[str,
 
 def _write_keys(db: Database, items: Sequence[PreparedRecord], records: dict[str, PaperRecord]
                 ) -> None:
-    rows = sorted({(key, p.id) for p in items for key in candidate_keys(records[p.id])})
+    rows = sorted({(key, p.id) for p in items for key in match_keys(records[p.id])})
     if rows:
         db.executemany("INSERT INTO paper_keys (key, paper_id) VALUES (?, ?)"
                        " ON CONFLICT DO NOTHING", rows)
