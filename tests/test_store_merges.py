@@ -174,3 +174,19 @@ def test_one_batch_with_an_arxiv_paper_then_its_biorxiv_copy(store: Store) -> No
     report = add_records(store, [arxiv(), preprint()])
     assert live(store) == {"2401.01234"}
     assert report.duplicates == [("doi:10.1101/014852", "2401.01234")]
+
+
+def test_a_journal_version_with_one_word_changed_finds_its_arxiv_paper_either_way(
+        store: Store) -> None:
+    title = "Selection and gene flow on a steep Timema elevation gradient"
+    edited = "Natural selection and gene flow on a steep Timema elevation gradient"
+    add_records(store, [arxiv(title=title)])
+    add_records(store, [journal(relations=[], title=edited, abstract=ABSTRACT)])
+    assert live(store) == {"2401.01234"}
+    add_records(store, [journal(id="doi:10.1002/x.9", doi="10.1002/x.9", relations=[],
+                                title="Cortical maps of " + title, abstract=ABSTRACT,
+                                authors=["A. Other", "B. Other"])])
+    add_records(store, [arxiv(id="2402.00077", title="Cortical maps of " + title + " revisited",
+                              authors=["A. Other", "B. Other"])])
+    assert "2402.00077" not in live(store)
+    assert store.papers.get_paper("2402.00077")["duplicate_of"] == "doi:10.1002/x.9"

@@ -21,6 +21,7 @@ papers are found by the papers table's own indexes (id, DOI, title key), never b
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -62,6 +63,11 @@ def plan_links(db: Database, items: Sequence[PreparedRecord], originals: dict[st
         _match(db, items, records, apart, links)
         _write_keys(db, foreign, records)
     _write_relations(db, [p.record() for p in items if p.values[-2]])
+    halves = [(half, p.id) for p in items if not is_foreign(p.id) and p.norm_key
+              for half in title_halves(p.norm_key.rpartition("|")[0])]
+    if halves:
+        db.executemany("INSERT INTO title_halves (half, paper_id) VALUES (?, ?)"
+                       " ON CONFLICT DO NOTHING", halves)
     if links:
         now = utc_now()
         db.executemany(
@@ -252,6 +258,7 @@ def match_keys(record: PaperRecord) -> set[str]:
         key = norm_title_key(title, ["x"])
         if key:
             keys.add("nk:" + key[:-2])
+            keys.update(_half_keys(key[:-2]))
     return keys
 
 
@@ -263,8 +270,36 @@ def _probe_keys(item: PreparedRecord) -> list[str]:
     if item.doi_key:
         keys.append(f"id:doi:{item.doi_key}")
     if item.norm_key:
-        keys.append("nk:" + item.norm_key.rpartition("|")[0])
+        words = item.norm_key.rpartition("|")[0]
+        keys.append("nk:" + words)
+        keys += _half_keys(words)
     return keys
+
+
+_MIN_HALVES = 6  # words a title needs for its halves to be looked up (3 words or more each)
+
+
+def _halves_of(words: str) -> tuple[str, str] | None:
+    parts = words.split()
+    if len(parts) < _MIN_HALVES:
+        return None
+    half = (len(parts) + 1) // 2
+    return " ".join(parts[:half]), " ".join(parts[half:])
+
+
+def _half_keys(words: str) -> list[str]:
+    """'nkh:' and 'nkt:' keys of a title key's words (one edit leaves one half whole)."""
+    found = _halves_of(words)
+    return [f"nkh:{found[0]}", f"nkt:{found[1]}"] if found else []
+
+
+def title_halves(words: str) -> tuple[int, ...]:
+    """CRC-32s of the first and the second half of a title key's words ('h ', 't ' first):
+    what title_halves holds of an arXiv paper."""
+    found = _halves_of(words)
+    if not found:
+        return ()
+    return (zlib.crc32(("h " + found[0]).encode()), zlib.crc32(("t " + found[1]).encode()))
 
 
 def _strength(verdict: Verdict) -> int:
@@ -291,6 +326,7 @@ def _by_papers_indexes(db: Database, record: PaperRecord) -> set[str]:
     if dois:
         among, params = db.any_of("lower(doi)", dois)
         found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    halves: set[int] = set()
     for title in dict.fromkeys((record.title, inline_text(record.title))):
         key = norm_title_key(title, ["x"])
         if key:
@@ -299,6 +335,11 @@ def _by_papers_indexes(db: Database, record: PaperRecord) -> set[str]:
             found |= set(db.column(
                 "SELECT id FROM papers WHERE norm_key >= ? AND norm_key < ? LIMIT ?",
                 (words + "|", words + "}", _CANDIDATES)))
+            halves.update(title_halves(words))
+    if halves:  # an arXiv paper whose title differs in one half (a word changed, added)
+        among, params = db.any_of("half", sorted(halves), kind="bigint")
+        found |= set(db.column(f"SELECT paper_id FROM title_halves WHERE {among} LIMIT ?",
+                               (*params, 2 * _CANDIDATES)))
     return found
 
 

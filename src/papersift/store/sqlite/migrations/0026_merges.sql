@@ -12,6 +12,15 @@ CREATE TABLE paper_keys (
 ) WITHOUT ROWID;
 CREATE INDEX paper_keys_paper ON paper_keys(paper_id);
 
+-- Half titles of arXiv papers (the first and the second half of their title key's words, as
+-- CRC-32s: 'h ' or 't ' and the words), so that a journal version whose title changed one word
+-- still finds its arXiv paper. Integers: the arXiv bulk path writes two small rows a paper.
+CREATE TABLE title_halves (
+    half INTEGER NOT NULL,
+    paper_id TEXT NOT NULL,
+    PRIMARY KEY (half, paper_id)
+) WITHOUT ROWID;
+
 -- What a record says of other records of the same work (PaperRecord.relations): bioRxiv's
 -- `published` as is-preprint-of, Crossref's relation, as (kind, namespaced id).
 CREATE TABLE paper_relations (
