@@ -14,8 +14,11 @@ backends over store.sql's Database:
 - the `merges` table: every merge with its rule and its reason in words, and unmerges, which
   keep the two records apart from then on.
 
-arXiv's bulk path pays one indexed read per batch (are there keyed records at all?): arXiv
-papers are found by the papers table's own indexes (id, DOI, title key), never by keys.
+arXiv's bulk path pays two index probes a batch (are there keyed records? was anything ever
+unmerged?) and two small integer rows a paper (`title_halves`: CRC-32s of its title's halves,
+so that a journal version with one word changed finds it); otherwise arXiv papers are found by
+the papers table's own indexes (id, DOI, title key). In a store holding other sources, an arXiv
+record is probed by strings preparing computed already (its id, DOIs, title key and halves).
 """
 
 from __future__ import annotations
