@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from papersift.clock import utc_now
@@ -282,6 +283,7 @@ def _probe_keys(item: PreparedRecord) -> list[str]:
 _MIN_HALVES = 6  # words a title needs for its halves to be looked up (3 words or more each)
 
 
+@lru_cache(maxsize=8192)  # a batch's arXiv titles are probed, then written: split once
 def _halves_of(words: str) -> tuple[str, str] | None:
     parts = words.split()
     if len(parts) < _MIN_HALVES:
