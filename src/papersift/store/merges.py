@@ -208,17 +208,8 @@ def _match(db: Database, items: Sequence[PreparedRecord], records: _Records,
         if item.id not in links:
             found = sorted((stored[c] for c in candidates.get(item.id, ()) if c in stored),
                            key=lambda row: row["pk"])
-            for row in found[:_CANDIDATES]:
-                target = row["duplicate_of"] or row["id"]
-                if row["id"] == item.id or not _may_join(item.id, row["id"], target, apart):
-                    continue
-                if not (is_foreign(item.id) or is_foreign(row["id"])):
-                    continue  # two arXiv records: the store's own rules decided (above)
-                said = same_paper(records[item.id], row["record"])
-                if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
-                    verdict = (target, said)  # an identifier or a link says more than a title
-                    if _strength(said):
-                        break
+            verdict = _best_stored(records[item.id], found[:_CANDIDATES], apart) if found \
+                else None
             if in_batch and (verdict is None or not _strength(verdict[1])):
                 earlier = dict.fromkeys(i for k in keys[item.id] for i in in_batch.get(k, ()))
                 for other_id in earlier:
@@ -305,6 +296,24 @@ def title_halves(words: str) -> tuple[int, ...]:
     if not found:
         return ()
     return (zlib.crc32(("h " + found[0]).encode()), zlib.crc32(("t " + found[1]).encode()))
+
+
+def _best_stored(record: PaperRecord, found: Sequence[dict[str, Any]],
+                 apart: set[tuple[str, str]]) -> tuple[str, Verdict] | None:
+    """The stored paper (its original's id) this record is, by the strongest verdict."""
+    verdict: tuple[str, Verdict] | None = None
+    for row in found:
+        target = row["duplicate_of"] or row["id"]
+        if row["id"] == record.id or not _may_join(record.id, row["id"], target, apart):
+            continue
+        if not (is_foreign(record.id) or is_foreign(row["id"])):
+            continue  # two arXiv records: the store's own rules decided (plan_links)
+        said = same_paper(record, row["record"])
+        if said.same and (verdict is None or _strength(said) > _strength(verdict[1])):
+            verdict = (target, said)  # an identifier or a link says more than a title
+            if _strength(said):
+                break
+    return verdict
 
 
 def _strength(verdict: Verdict) -> int:
