@@ -20,6 +20,11 @@ recorded Crossref works (one author's papers) against copies of each other; bioR
 against copies of other preprints of the same category.
 
 Prints precision, recall, per-kind figures and the comparisons' speed; --json for a line of JSON.
+
+`--store N` also stores N pairs drawn at random, each into a fresh SQLite store (one record,
+then the other, in both orders in turn), and scores what the store made of them: one paper or
+two (store.merges: candidates by keys and papers' indexes, then same_paper). Run with
+PYTHONPATH pointing at older code to see what its store made of the same pairs.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import os
 import platform
 import random
 import re
+import tempfile
 import time
 from collections import Counter, defaultdict
 from dataclasses import replace
@@ -273,15 +279,46 @@ def score(pairs: list[Pair]) -> dict:
     }
 
 
+def store_score(pairs: list[Pair], count: int, rng: random.Random) -> dict:
+    """What a store makes of `count` pairs drawn at random: one paper or two."""
+    from papersift.store import add_records, open_store
+
+    totals: Counter = Counter()
+    mistakes: list[str] = []
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        for n, (kind, a, b, truth) in enumerate(rng.sample(pairs, min(count, len(pairs)))):
+            first, second = (a, b) if n % 2 else (b, a)
+            with open_store(Path(folder) / f"{n}.db") as store:
+                add_records(store, [first])
+                add_records(store, [second])
+                one = store.papers.count_papers() == 1
+            cell = ("tp" if one else "fn") if truth else ("fp" if one else "tn")
+            totals[cell] += 1
+            if cell in ("fp", "fn") and len(mistakes) < 12:
+                mistakes.append(f"store {cell} [{kind}] {first.id} then {second.id}: "
+                                f"{first.title[:50]!r} / {second.title[:50]!r}")
+    tp, fp, fn = totals["tp"], totals["fp"], totals["fn"]
+    return {"store_pairs": sum(totals.values()), "store_positives": tp + fn,
+            "store_precision": tp / (tp + fp) if tp + fp else 1.0,
+            "store_recall": tp / (tp + fn) if tp + fn else 1.0,
+            "store_seconds": round(time.perf_counter() - started, 1),
+            "store_mistakes": mistakes}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--store", type=int, default=0,
+                        help="Also store this many pairs, each in a fresh SQLite store.")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     pairs = arxiv_pairs(arxiv_records(args.papers, rng), rng) + recorded_pairs(rng)
     result = score(pairs)
+    if args.store:
+        result.update(store_score(pairs, args.store, random.Random(args.seed + 1)))
     result.update(machine=f"{platform.machine()} {os.cpu_count()} cores, Python "
                   f"{platform.python_version()}", date=datetime.now(UTC).isoformat(timespec="minutes"),
                   load=os.getloadavg()[0], seed=args.seed, papers=args.papers)
@@ -301,6 +338,12 @@ def main() -> None:
         print(f"| {kind} | {'yes' if positive else 'no'} | {merged:,} | {apart:,} |")
     for line in result["mistakes"]:
         print(re.sub(r"\s+", " ", line))
+    if args.store:
+        print(f"through the store: {result['store_pairs']:,} pairs ({result['store_positives']:,}"
+              f" one paper): precision {result['store_precision']:.4f}, recall "
+              f"{result['store_recall']:.4f} ({result['store_seconds']} s)")
+        for line in result["store_mistakes"]:
+            print(re.sub(r"\s+", " ", line))
 
 
 if __name__ == "__main__":

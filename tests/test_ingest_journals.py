@@ -23,11 +23,14 @@ def test_ingest_twice_changes_nothing_the_second_time(store, settings) -> None:
     # 100 bioRxiv records are 79 papers (versions of one DOI), medRxiv's 100 are 99.
     assert first.counts["new"] == 79 + 99 and not first.skipped
     assert works.counts["new"] == 40
-    # Today's store links the recorded preprint and its journal version by title and first
-    # author (records.prepare's title key); issue 35's matching will give the reason.
+    # The recorded preprint (registered by Crossref for bioRxiv) and its journal version are
+    # one paper, because Crossref says so (store.merges keeps the reason).
     linked = {d["id"] for d in works.details["duplicates"]} | {
         d["duplicate_of"] for d in works.details["duplicates"]}
-    assert linked <= {"doi:10.1101/014852", "doi:10.1002/ece3.2314"}
+    assert linked == {"doi:10.1101/014852", "doi:10.1002/ece3.2314"}
+    kept = next(d["duplicate_of"] for d in works.details["duplicates"])
+    merged = store.merges.paper_records(kept)[1]["merge"]
+    assert merged["rule"] == "relation" and "has-preprint" in merged["evidence"]["relation"]
     assert (again.counts["new"], again.counts["updated"], again.counts["unchanged"]) == (0, 0, 200)
     assert (works_again.counts["new"], works_again.counts["updated"]) == (0, 0)
     paper = store.papers.get_paper("doi:10.1101/263681")

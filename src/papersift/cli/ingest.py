@@ -1,4 +1,4 @@
-"""Commands of the ingest stage and the store: ingest, stats, show, settings."""
+"""Commands of the ingest stage and the store: ingest, unmerge, stats, show, settings."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from rich.table import Table
 from papersift.cli import common
 from papersift.cli.app import app
 from papersift.errors import PapersiftError, UsageError
+from papersift.ingest.merges import unmerge
 from papersift.ingest.stage import Ingest
 from papersift.latex import readable
 from papersift.plugins import plugins
@@ -125,3 +126,24 @@ def _print_settings(rows: list[dict[str, Any]]) -> None:
         table.add_row(row["name"], "***" if secret and row["value"] else str(row["value"]),
                       row["env"], row["help"])
     common.console.print(table)
+
+
+@app.command("unmerge")
+def unmerge_command(
+    paper_id: str = typer.Argument(..., metavar="ID", help="A record merged into a paper (e.g. "
+                                   "doi:10.1002/ece3.2314), or a paper to split into its records."),
+    as_json: bool = common.json_option(),
+) -> None:
+    """Split a merged record from its paper (or a paper into its records); they stay apart.
+
+    Exit codes: 0 done, 1 nothing was merged, 2 no such id.
+    """
+    with common.store() as db:
+        result = unmerge(db, paper_id)
+    common.output(result, as_json, _print_unmerge)
+
+
+def _print_unmerge(result: dict[str, Any]) -> None:
+    for undone in result["undone"]:
+        why = f" (merged because {undone['reason']})" if undone["reason"] else ""
+        common.say(f"{undone['record_id']} is a paper of its own again{why}")

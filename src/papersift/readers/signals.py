@@ -8,12 +8,12 @@ from typing import Any
 from papersift.errors import UsageError
 from papersift.readers.feedback import FeedbackTooLong, Reading, read_feedback
 from papersift.readers.imports import Found, read_import
+from papersift.sources.categories import is_category
 from papersift.store import Store
 
 FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
 REACTIONS = ("up", "down", "not_interested")
 ENTRY_KINDS = ("more", "less", "exclude")
-_CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
 _COLLECTION = re.compile(r"^[\w][\w .'-]{0,59}$")
 MAX_SEARCH = 200
 MAX_ENTRY = 80
@@ -57,7 +57,7 @@ def _checked_follow(store: Store, kind: str, value: str) -> str:
         raise SignalError(f"there is no section {value!r}")
     if kind == "author" and store.pages.find_author(value) is None:
         raise SignalError(f"there is no author {value!r} (use the name in their page's address)")
-    if kind == "category" and (not _CATEGORY.match(value)
+    if kind == "category" and (not is_category(value)
                                or not store.pages.category_papers_page(value, 1, 0)[0]):
         raise SignalError(f"there are no papers in category {value!r}")
     if kind == "search":

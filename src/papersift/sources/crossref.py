@@ -38,6 +38,7 @@ from papersift.records import (
     normalize_doi,
     shown,
 )
+from papersift.records.prepare import slugify
 from papersift.settings import Settings
 from papersift.sources import SourceOptions, jsontext
 from papersift.sources.http import BadResponse, Fetcher
@@ -177,7 +178,7 @@ def parse_item(item: Any) -> PaperRecord:
         extras["abstract"] = "absent"
     return PaperRecord(
         id=f"doi:{doi}", title=title, abstract=abstract, authors=_authors(item, doi),
-        categories=[f"crossref/{'_'.join(s.lower().split())}" for s in _texts(item, "subject")],
+        categories=_categories(item),
         source="crossref", submitted=created, updated=_day_of(item.get("deposited")),
         doi=doi, journal_ref=_journal_ref(item, doi), license=_license(item),
         links=_links(item, doi), versions=[], relations=_relations(item, doi), extras=extras,
@@ -269,6 +270,22 @@ def _license(item: dict[str, Any]) -> str | None:
     # The version of record's license first: that is the text a reader reaches.
     licenses.sort(key=lambda x: x.get("content-version") != "vor")
     return licenses[0]["URL"] if licenses else None
+
+
+def _categories(item: dict[str, Any]) -> list[str]:
+    """Crossref's subjects ('crossref/ecology'), then the journal ('journal/ecology_letters');
+    a work in neither (a preprint, a dataset) by its type ('crossref/posted_content'), so that
+    every work has a category page, filter and follow (sources.categories)."""
+    found = [f"crossref/{_slug(s)}" for s in _texts(item, "subject")]
+    found += [f"journal/{_slug(t)}" for t in _texts(item, "container-title")[:1]]
+    if not found and isinstance(item.get("type"), str) and item["type"].strip():
+        found.append(f"crossref/{_slug(item['type'])}")
+    return [c for c in dict.fromkeys(found) if c.partition("/")[2]]
+
+
+def _slug(text: str) -> str:
+    """'Ecology Letters' -> 'ecology_letters'; 'posted-content' -> 'posted_content'."""
+    return slugify(inline_text(text)).replace("-", "_")[:120]
 
 
 def _links(item: dict[str, Any], doi: str) -> dict[str, str]:

@@ -9,6 +9,7 @@ from typing import Any
 from papersift.clock import utc_now
 from papersift.records.merge import merge, source_kind
 from papersift.records.prepare import PreparedRecord, version_rows
+from papersift.store.merges import plan_links, refresh_keys
 from papersift.store.sql import Concern, dedupe_last
 from papersift.store.values import StoreError, UpsertReport
 
@@ -304,6 +305,7 @@ class Papers(Concern):
         # Stored papers in pk order (writers lock rows in one order; SQLite's FTS5 flushes its
         # pending terms whenever a write goes to a lower rowid than the last one, ~10 ms each).
         merges.sort(key=lambda item: current[item.id]["pk"])
+        refresh_keys(self.db, merges + repeats)  # issue 35: what a changed record links to
         return current, author_ids, merges, fresh, repeats
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
@@ -360,4 +362,6 @@ class Papers(Concern):
                     by_doi.setdefault(doi, item.id)
                 if key:
                     by_key.setdefault(key, item.id)
-        return originals
+        # Issue 35: records of other sources are matched (sources.matching), every link gets
+        # its reason in the merges table, and an unmerged pair stays apart (store.merges).
+        return plan_links(self.db, items, originals)

@@ -48,6 +48,10 @@ TABLES: tuple[Table, ...] = (
     _t("paper_sources", "paper_id source record_hash extras", "paper_id source"),
     _t("ingest_runs", "id started_at finished_at sources report"),
     _t("source_lines", "line_key paper_id source record_hash", "line_key"),
+    _t("paper_keys", "key paper_id", "key paper_id"),
+    _t("title_halves", "half paper_id", "half paper_id"),
+    _t("paper_relations", "paper_id kind target", "paper_id kind target"),
+    _t("merges", "id record_id paper_id rule reason evidence merged_at unmerged_at"),
     _t("embeddings", "paper_id model text_hash dim vector created_at", "paper_id model",
        vectors="vector"),
     _t("summaries", "paper_id tldr blurb writer model prompt_version input_hash created_at"

@@ -24,6 +24,7 @@ class _Tally:
         self.considered = self.todo = self.written = self.unchanged = 0
         self.fallbacks = self.retry_later = self.gate_failures = self.tokens = 0
         self.flagged = self.flagged_regenerated = self.flagged_hidden = 0
+        self.no_abstract = 0  # papers a source gave no abstract: no blurb is made up
         self.error: str | None = None  # the writer's endpoint failed for good; stopped early
         self.notes: list[dict[str, str]] = []  # first few fallbacks, for the CLI
         self.started = time.perf_counter()
@@ -36,7 +37,8 @@ class _Tally:
                     "unchanged": self.unchanged, "fallbacks": self.fallbacks,
                     "gate_failures": self.gate_failures, "retry_later": self.retry_later,
                     "flagged": self.flagged, "flagged_regenerated": self.flagged_regenerated,
-                    "flagged_hidden": self.flagged_hidden, "tokens": self.tokens},
+                    "flagged_hidden": self.flagged_hidden, "no_abstract": self.no_abstract,
+                    "tokens": self.tokens},
             details={"writer": self.writer, "identity": self.identity, "notes": self.notes,
                      "papers_per_second": round(self.written / seconds, 1) if seconds else None})
 
@@ -116,6 +118,11 @@ class Summarize:
         todo: list[tuple[str, str]] = []
         flagged: list[tuple[str, str]] = []
         for state in store.summaries.summary_states(since=self.since):
+            if not (state["abstract"] or "").strip():
+                # A journal record without an abstract (Crossref's often): any blurb would be
+                # written from the title alone, an invention; the paper page says so instead.
+                tally.no_abstract += 1
+                continue
             tally.considered += 1
             digest = input_hash(state, active.identity)
             if self.redo or state["summary_hash"] != digest:

@@ -41,7 +41,7 @@ ME_DELETE = "/me/delete"
 # Route patterns (Starlette syntax), beside the builders that fill them.
 ROUTES = {
     "daily": "/daily/{day}", "topic": "/topics/{slug}", "section": "/sections/{slug}",
-    "category": "/categories/{name}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
+    "category": "/categories/{name:path}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
     "sitemap_part": "/sitemap-{name}.xml", "flag": "/api/flag/{pid:path}",
     "me_collection": "/me/collections/{name}", "link": "/l/{token}",
 }

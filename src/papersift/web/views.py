@@ -17,7 +17,8 @@ from papersift.settings import Settings
 from papersift.store import Store, open_store
 from papersift.web import urls
 from papersift.web.authorline import author_line
-from papersift.web.categories import category_label, is_category
+from papersift.web.categories import category_field, category_label, is_category
+from papersift.web.merged import id_label, record_view, source_label
 from papersift.web.text import bibtex, first_sentences, plain, readable
 
 log = logging.getLogger(__name__)
@@ -318,7 +319,7 @@ def topics_overview(site: Site) -> dict[str, Any]:
 
 
 def category_sizes(site: Site) -> list[tuple[str, int]]:
-    """Real arXiv categories with their paper counts, largest first (cached a minute)."""
+    """Categories of every source with their paper counts, largest first (cached a minute)."""
     return site.cached("category-sizes", 60.0, lambda: [
         (c, n) for c, n in site.store.pages.category_sizes() if is_category(c)])
 
@@ -329,7 +330,8 @@ def topics_index(site: Site) -> dict[str, Any]:
             "weeks": overview["weeks"], "sections": overview["sections"], "categories": []}
     if not overview["sections"]:  # no topics yet: the categories stand in for them
         data["categories"] = [
-            {"category": c, "label": category_label(c), "url": urls.category(c), "size": n}
+            {"category": c, "label": category_label(c), "url": urls.category(c), "size": n,
+             "field": category_field(c)}
             for c, n in category_sizes(site)]
     return data
 
@@ -389,7 +391,7 @@ def category(site: Site, name: str, page_raw: str | None) -> dict[str, Any]:
     page = parse_page(page_raw)
     size = site.page_size
     if not is_category(name):
-        raise NotFound(f"{name!r} is not an arXiv category")
+        raise NotFound(f"{name!r} is not a category")
     total, rows = site.store.pages.category_papers_page(name, size, (page - 1) * size)
     if total == 0:
         raise NotFound(f"no papers in category {name!r}")
@@ -461,6 +463,10 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
     if stored["duplicate_of"]:
         raise Redirect(urls.paper(stored["duplicate_of"]))
     summary = db.summaries.summaries_for([pid]).get(pid)
+    no_abstract = not (stored["abstract"] or "").strip()
+    if no_abstract:
+        summary = None  # a blurb of a title alone would be made up (one written before 35)
+    records = [record_view(r) for r in db.merges.paper_records(pid)]  # type: ignore[attr-defined]
     topic_row = db.topics.paper_topic(pid)
     is_arxiv = ":" not in pid
     links = {"abs": f"https://arxiv.org/abs/{pid}", "pdf": f"https://arxiv.org/pdf/{pid}"} \
@@ -482,7 +488,17 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "summary": {k: summary[k] for k in ("writer", "model", "prompt_version",
                                                 "created_at")} if summary else None,
             "abstract": readable(stored["abstract"]),
+            "no_abstract": (f"No abstract: {source_label(stored['text_source'])} gives none"
+                            " for this paper, so there is no summary either."
+                            if no_abstract else None),
+            "id_label": id_label(pid, stored["version"]),
+            # The page its 'abs' link opens: arXiv's for an arXiv id, else its source's.
+            "source": "arXiv" if is_arxiv else source_label(stored["text_source"]),
+            "records": records,
             "categories": [{"name": c, "label": category_label(c),
+                            # arXiv's codes are what its readers know; other sources' are
+                            # shown by name ('Neuroscience (bioRxiv)', not biorxiv/neuroscience)
+                            "short": category_label(c) if "/" in c else c,
                             "url": urls.category(c) if is_category(c) else None}
                            for c in stored["categories"]],
             "topic": _topic_ref(topic_row),
