@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from papersift.readers.signals import search_words
+from papersift.readers.signals import saved_search_filters, search_words
 from papersift.recommend.entries import apply_entries
 from papersift.recommend.model import ReaderModel, Scores
 from papersift.recommend.reasons import item_reasons, name_interests
 from papersift.recommend.window import Window, reader_model, window
 from papersift.settings import Settings
-from papersift.store import Store
+from papersift.store import SearchFilters, Store
 
 # Standardized-score units a follow adds: an author a reader follows outranks a near miss.
 FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
@@ -122,15 +123,15 @@ def _follows(store: Store, follows: list[dict[str, Any]], candidates: Any
         found = (store.topics.find_topic(value) if kind == "topic" else
                  store.topics.find_section(value) if kind == "section" else None)
         label = (found or {}).get("label", value)
-        for i in _matching(kind, value, found, candidates):
+        for i in _matching(store, kind, value, found, candidates):
             boost[i] += FOLLOW_BOOST[kind]
             facts[i].append({"kind": kind, "value": value, "label":
                              _author_name(rows[i], value) if kind == "author" else label})
     return boost, facts
 
 
-def _matching(kind: str, value: str, found: dict[str, Any] | None, candidates: Any
-              ) -> list[int]:
+def _matching(store: Store, kind: str, value: str, found: dict[str, Any] | None,
+              candidates: Any) -> list[int]:
     """The candidates a follow matches (a topic's or section's by their id column)."""
     rows = candidates.rows
     if kind in ("topic", "section"):
@@ -142,12 +143,48 @@ def _matching(kind: str, value: str, found: dict[str, Any] | None, candidates: A
     if kind == "category":
         return [i for i, row in enumerate(rows) if value in row["categories"]]
     wanted, unwanted = search_words(value)
+    within = _search_filter(store, saved_search_filters(value)[1])
 
     def matches(row: dict[str, Any]) -> bool:
+        if not within(row):
+            return False
         text = f"{row['title']} {row['abstract']}".lower()
         return all(w in text for w in wanted) and not any(w in text for w in unwanted)
 
     return [i for i, row in enumerate(rows) if matches(row)]
+
+
+def _search_filter(store: Store, filters: SearchFilters):  # noqa: ANN202 (a row predicate)
+    """Whether a candidate passes a saved search's filters, as the search page applies them:
+    every category (an archive, cs, takes its categories), every author (their words as a
+    phrase), the dates (inclusive, at the precision written) and the topic."""
+    if filters.is_empty():
+        return lambda row: True
+    topic = store.topics.find_topic(filters.topic) if filters.topic else None
+    names = [" ".join(_name_words(a)) for a in filters.authors]
+    names = [n for n in names if n]
+
+    def passes(row: dict[str, Any]) -> bool:
+        date = row["sort_date"] or ""
+        if filters.since and date < filters.since:
+            return False
+        if filters.until and date[:len(filters.until)] > filters.until:
+            return False
+        if filters.topic and (topic is None or row["topic_id"] != topic["id"]):
+            return False
+        cats = [c.lower() for c in row["categories"]]
+        for wanted in (c.lower() for c in filters.categories):
+            if not any(c == wanted or ("." not in wanted and c.startswith(wanted + "."))
+                       for c in cats):
+                return False
+        authors = f" {' '.join(_name_words(', '.join(row['authors'])))} "
+        return all(f" {name} " in authors for name in names)
+
+    return passes
+
+
+def _name_words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^\w]+|_", text.lower()) if w]
 
 
 def _author_name(row: dict[str, Any], slug: str) -> str:
