@@ -85,6 +85,12 @@ def test_signals_are_checked_and_duplicates_count_as_their_original(store: Store
     assert store.readers.get_reader(reader)["signals_version"] == version  # nothing changed
     assert signals.follow(store, reader, "author:ada-lovelace") == ("author", "ada-lovelace")
     assert signals.follow(store, reader, 'search:"graph -protein"') == ("search", "graph -protein")
+    # A search followed from a result page keeps the page's filters, quotes inside it too.
+    saved = signals.saved_search('graph au:"Ada Lovelace"', "cs.LG", None, "2026-01-01", "")
+    assert saved == 'graph au:"Ada Lovelace" cat:cs.LG since:2026-01-01'
+    assert signals.follow(store, reader, f"search:{saved}") == ("search", saved)
+    assert signals.search_words(saved) == (["graph"], [])
+    assert signals.follow(store, reader, "search:au:Lovelace") == ("search", "au:Lovelace")
     result = signals.import_liked(store, reader, "2601.00001 2607.00009")
     assert result["liked"] == ["2601.00001"] and result["unknown"] == ["2607.00009"]
 

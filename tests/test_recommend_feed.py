@@ -103,6 +103,27 @@ def test_a_followed_author_is_in_the_feed_and_says_so(store, settings, world) ->
         ids=[i["paper_id"] for i in by_grace]))
 
 
+def test_a_followed_search_keeps_its_filters_in_the_feed(store, settings, world) -> None:
+    reader = _reader(store)
+
+    def matched(target: str) -> set[str]:
+        signals.follow(store, reader["id"], target)
+        feed = build_feed(store, settings, store.readers.get_reader(reader["id"]))
+        signals.unfollow(store, reader["id"], target)
+        return {i["paper_id"] for i in feed.items
+                if any(r["kind"] == "follow:search" for r in i["reasons"])}
+
+    rows = {r["id"]: r for r in store.readers.ranking_rows(ids=world["rl"] + world["graphs"])}
+    anyone = matched("search:reward")
+    by_grace = matched('search:reward au:"Grace Hopper"')
+    assert by_grace and by_grace < anyone
+    assert all("grace-hopper" in rows[pid]["author_slugs"] for pid in by_grace)
+    assert matched("search:reward cat:cs") == anyone  # an archive takes its categories
+    assert matched("search:reward cat:cs.CV") == set()
+    assert matched("search:reward since:2099-01-01") == set()
+    assert matched(f"search:reward until:{rows[world['rl'][0]]['sort_date'][:7]}") == anyone
+
+
 def test_a_reader_with_no_signals_gets_new_papers_and_is_told_how_to_rank(store, settings,
                                                                           world) -> None:
     feed = build_feed(store, settings, _reader(store))

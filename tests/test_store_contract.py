@@ -338,6 +338,39 @@ def test_the_store_as_a_whole(backend: Store) -> None:
         assert backend.data_version() != before  # what the page cache watches
 
 
+def test_data_version_moves_for_what_pages_show_not_for_readers(backend: Store) -> None:
+    """The page cache keys on data_version: a reader's writes (another worker's, here another
+    connection's) keep every anonymous page; a paper, a summary or a topic empties them."""
+    with open_store(backend.location) as worker:
+        before = backend.data_version()
+        ada = worker.readers.add_reader("ada", None, "hash")
+        worker.readers.add_session(ada, "token", "csrf", "2099-01-01T00:00:00Z")
+        worker.readers.set_reaction(ada, "2601.00001", "up")
+        worker.readers.add_follow(ada, "author", "ada-lovelace")
+        worker.readers.add_to_collection(ada, "Reading list", "2601.00002")
+        worker.readers.mark_shown(ada, ["2601.00003"], "2026-01-14T00:00:00Z")
+        assert worker.readers.add_claim(ada, "ada-lovelace")
+        assert backend.data_version() == before
+        worker.summaries.put_summaries([{"paper_id": "2601.00001", "tldr": "TL;DR",
+                                         "blurb": "Blurb", "writer": "builtin",
+                                         "input_hash": "x"}])
+        summarized = backend.data_version()
+        assert summarized != before
+        worker.papers.upsert_papers([prepare_record(
+            record(8, "A paper announced later", "2026-01-14", ["Ada Lovelace"], ["cs.LG"]))])
+        assert backend.data_version() != summarized
+        papered = backend.data_version()
+        worker.papers.upsert_papers([prepare_record(  # the same paper under new authors
+            record(8, "A paper announced later", "2026-01-14", ["Ada Lovelace", "Bo"], ["cs.LG"]))])
+        assert backend.data_version() != papered
+        authored = backend.data_version()
+        _topics(worker)
+        assert backend.data_version() != authored
+    own = backend.data_version()
+    backend.readers.set_reaction(ada, "2601.00002", "down")  # this connection's own write
+    assert backend.data_version() == own
+
+
 def test_claims_and_saved_papers_are_each_readers_own(backend: Store) -> None:
     ada = backend.readers.add_reader("ada", None, "hash")
     bob = backend.readers.add_reader("bob", None, "hash")

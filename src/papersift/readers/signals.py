@@ -8,8 +8,9 @@ from typing import Any
 from papersift.errors import UsageError
 from papersift.readers.feedback import FeedbackTooLong, Reading, read_feedback
 from papersift.readers.imports import Found, read_import
+from papersift.search.keyword import QueryError, parse_query
 from papersift.sources.categories import is_category
-from papersift.store import Store
+from papersift.store import SearchFilters, Store
 
 FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
 REACTIONS = ("up", "down", "not_interested")
@@ -31,7 +32,7 @@ class SignalError(UsageError):
 def parse_target(text: str) -> tuple[str, str]:
     """'topic:graph-learning' -> ('topic', 'graph-learning'); SignalError if not of that form."""
     kind, sep, value = (text or "").partition(":")
-    kind, value = kind.strip().lower(), value.strip().strip("\"'")
+    kind, value = kind.strip().lower(), _unquoted(value.strip())
     if not sep or kind not in FOLLOW_KINDS or not value:
         raise SignalError(f"follow what? Write one of {', '.join(k + ':…' for k in FOLLOW_KINDS)}"
                           f" (e.g. category:cs.LG or search:\"diffusion -medical\"), not {text!r}")
@@ -39,11 +40,42 @@ def parse_target(text: str) -> tuple[str, str]:
 
 
 def search_words(query: str) -> tuple[list[str], list[str]]:
-    """A saved search's words to find and words to exclude ('diffusion -medical')."""
+    """A saved search's words to find and words to exclude ('diffusion -medical'), its
+    filters (au:, cat:, topic:, since:, ... as the search page reads them) left out."""
     wanted, unwanted = [], []
-    for word in re.findall(r"-?[\w][\w\-]*", query.lower()):
+    for word in re.findall(r"-?[\w][\w\-]*", saved_search_filters(query)[0].lower()):
         (unwanted if word.startswith("-") else wanted).append(word.lstrip("-"))
     return wanted, unwanted
+
+
+def saved_search_filters(query: str) -> tuple[str, SearchFilters]:
+    """A saved search's text without its filters, and the filters (what the search page
+    applies to the same query)."""
+    try:
+        parsed = parse_query(query)
+    except QueryError:
+        return query, SearchFilters()
+    return parsed.text, parsed.filters
+
+
+def saved_search(q: str, category: str | None = None, topic: str | None = None,
+                 since: str | None = None, until: str | None = None) -> str:
+    """The search a reader follows from a result page: its query with the page's filters
+    written in as the query's own (cat:, topic:, since:, until:), so that the feed, the
+    profile's link back and the search page all read the same search."""
+    parts = [q, *(f"{key}:{value}" for key, value in (("cat", category), ("topic", topic),
+                                                       ("since", since), ("until", until))
+                  if value and " " not in value and '"' not in value)]
+    return _unquoted(" ".join(" ".join(parts).split()))
+
+
+def _unquoted(value: str) -> str:
+    """A value without the quotes around it (quotes inside it, au:"Ada Lovelace", stay): what
+    a follow keeps, so that a page can tell whether the reader follows it."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" and \
+            value.count(value[0]) == 2:
+        return value[1:-1].strip()
+    return value
 
 
 def _checked_follow(store: Store, kind: str, value: str) -> str:
@@ -61,7 +93,8 @@ def _checked_follow(store: Store, kind: str, value: str) -> str:
                                or not store.pages.category_papers_page(value, 1, 0)[0]):
         raise SignalError(f"there are no papers in category {value!r}")
     if kind == "search":
-        if len(value) > MAX_SEARCH or not search_words(value)[0]:
+        if len(value) > MAX_SEARCH or not (search_words(value)[0] or
+                                           not saved_search_filters(value)[1].is_empty()):
             raise SignalError(f"a saved search needs words to look for (at most {MAX_SEARCH} "
                               "characters), e.g. \"diffusion -medical\"")
         return " ".join(value.split())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,11 @@ class Papers:
     rows: list[dict[str, Any]]
     words: sp.csr_matrix
     meaning: np.ndarray  # unit vectors; a paper without an embedding has a zero row
+    # Columns of the rows as arrays (and the category numbering), made on first use and
+    # sliced by subset(): a feed ranks a subset of the window's papers on every request, the
+    # window's columns are made once.
+    _columns: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _category_index: dict[str, int] | None = field(default=None, repr=False, compare=False)
 
     @property
     def ids(self) -> list[str]:
@@ -63,7 +68,35 @@ class Papers:
 
     def subset(self, keep: Sequence[int]) -> Papers:
         index = np.asarray(keep, dtype=np.int64)
-        return Papers([self.rows[i] for i in index], self.words[index], self.meaning[index])
+        return Papers([self.rows[i] for i in index], self.words[index], self.meaning[index],
+                      {name: column[index] for name, column in self._columns.items()},
+                      self._category_index)
+
+    def ints(self, key: str) -> np.ndarray:
+        """rows[i][key] (a topic or section id) as an array, -1 where it is None."""
+        name = f"ints:{key}"
+        if name not in self._columns:
+            self._columns[name] = np.array([-1 if r.get(key) is None else int(r[key])
+                                            for r in self.rows], dtype=np.int64)
+        return self._columns[name]
+
+    def categories(self) -> tuple[sp.csr_matrix, dict[str, int]]:
+        """Each paper's arXiv categories as a row of 1/len(categories) over the categories
+        numbered (a paper without any has an empty row), and their numbers."""
+        if "categories" not in self._columns:
+            index: dict[str, int] = {}
+            indptr, indices, data = [0], [], []
+            for row in self.rows:
+                cats = row["categories"]
+                indices += [index.setdefault(c, len(index)) for c in cats]
+                data += [1.0 / len(cats)] * len(cats)
+                indptr.append(len(indices))
+            self._category_index = index
+            self._columns["categories"] = sp.csr_matrix(
+                (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64),
+                 np.asarray(indptr, dtype=np.int64)), shape=(len(self.rows), max(1, len(index))))
+        assert self._category_index is not None
+        return self._columns["categories"], self._category_index
 
 
 def featurize(rows: list[dict[str, Any]], space: TextSpace,

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 import numpy as np
 
-from papersift.readers.signals import search_words
+from papersift.readers.signals import saved_search_filters, search_words
 from papersift.recommend.entries import apply_entries
 from papersift.recommend.model import ReaderModel, Scores
 from papersift.recommend.reasons import item_reasons, name_interests
 from papersift.recommend.window import Window, reader_model, window
 from papersift.settings import Settings
-from papersift.store import Store
+from papersift.store import SearchFilters, Store
 
 # Standardized-score units a follow adds: an author a reader follows outranks a near miss.
 FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
@@ -87,7 +89,7 @@ def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
     candidates = win.candidates.subset(keep)
     model = reader_model(store, win, reader, who.liked, who.liked_dates, who.disliked, today)
     scores = model.score(candidates)
-    follow_boost, follow_facts = _follows(store, who.follows, candidates.rows)
+    follow_boost, follow_facts = _follows(store, who.follows, candidates)
     effect = apply_entries(who.entries, candidates, win.topics)
     total = scores.total + follow_boost + effect.adjustment
     total[effect.excluded] = -np.inf
@@ -110,26 +112,79 @@ def build_feed(store: Store, settings: Settings, reader: dict[str, Any],
     return feed
 
 
-def _follows(store: Store, follows: list[dict[str, Any]], rows: list[dict[str, Any]]
+def _follows(store: Store, follows: list[dict[str, Any]], candidates: Any
              ) -> tuple[np.ndarray, list[list[dict[str, str]]]]:
     """The boost each candidate gets from the reader's follows, and which follows matched."""
+    rows = candidates.rows
     boost = np.zeros(len(rows))
     facts: list[list[dict[str, str]]] = [[] for _ in rows]
-    sections = {f["value"]: store.topics.find_section(f["value"]) for f in follows
-                if f["kind"] == "section"}
-    topics = {f["value"]: store.topics.find_topic(f["value"]) for f in follows
-              if f["kind"] == "topic"}
     for follow in follows:
         kind, value = follow["kind"], follow["value"]
-        topic, section = topics.get(value), sections.get(value)
-        test = _follow_test(kind, value, topic, section)
-        label = (topic or section or {}).get("label", value)
-        for i, row in enumerate(rows):
-            if test(row):
-                boost[i] += FOLLOW_BOOST[kind]
-                facts[i].append({"kind": kind, "value": value,
-                                 "label": _author_name(row, value) if kind == "author" else label})
+        found = (store.topics.find_topic(value) if kind == "topic" else
+                 store.topics.find_section(value) if kind == "section" else None)
+        label = (found or {}).get("label", value)
+        for i in _matching(store, kind, value, found, candidates):
+            boost[i] += FOLLOW_BOOST[kind]
+            facts[i].append({"kind": kind, "value": value, "label":
+                             _author_name(rows[i], value) if kind == "author" else label})
     return boost, facts
+
+
+def _matching(store: Store, kind: str, value: str, found: dict[str, Any] | None,
+              candidates: Any) -> list[int]:
+    """The candidates a follow matches (a topic's or section's by their id column)."""
+    rows = candidates.rows
+    if kind in ("topic", "section"):
+        if found is None:
+            return []
+        return np.flatnonzero(candidates.ints(f"{kind}_id") == found["id"]).tolist()
+    if kind == "author":
+        return [i for i, row in enumerate(rows) if value in row["author_slugs"]]
+    if kind == "category":
+        return [i for i, row in enumerate(rows) if value in row["categories"]]
+    wanted, unwanted = search_words(value)
+    within = _search_filter(store, saved_search_filters(value)[1])
+
+    def matches(row: dict[str, Any]) -> bool:
+        if not within(row):
+            return False
+        text = f"{row['title']} {row['abstract']}".lower()
+        return all(w in text for w in wanted) and not any(w in text for w in unwanted)
+
+    return [i for i, row in enumerate(rows) if matches(row)]
+
+
+def _search_filter(store: Store, filters: SearchFilters):  # noqa: ANN202 (a row predicate)
+    """Whether a candidate passes a saved search's filters, as the search page applies them:
+    every category (an archive, cs, takes its categories), every author (their words as a
+    phrase), the dates (inclusive, at the precision written) and the topic."""
+    if filters.is_empty():
+        return lambda row: True
+    topic = store.topics.find_topic(filters.topic) if filters.topic else None
+    names = [" ".join(_name_words(a)) for a in filters.authors]
+    names = [n for n in names if n]
+
+    def passes(row: dict[str, Any]) -> bool:
+        date = row["sort_date"] or ""
+        if filters.since and date < filters.since:
+            return False
+        if filters.until and date[:len(filters.until)] > filters.until:
+            return False
+        if filters.topic and (topic is None or row["topic_id"] != topic["id"]):
+            return False
+        cats = [c.lower() for c in row["categories"]]
+        for wanted in (c.lower() for c in filters.categories):
+            if not any(c == wanted or ("." not in wanted and c.startswith(wanted + "."))
+                       for c in cats):
+                return False
+        authors = f" {' '.join(_name_words(', '.join(row['authors'])))} "
+        return all(f" {name} " in authors for name in names)
+
+    return passes
+
+
+def _name_words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^\w]+|_", text.lower()) if w]
 
 
 def _author_name(row: dict[str, Any], slug: str) -> str:
@@ -137,35 +192,17 @@ def _author_name(row: dict[str, Any], slug: str) -> str:
     return names.get(slug, slug)
 
 
-def _follow_test(kind: str, value: str, topic: dict[str, Any] | None,
-                 section: dict[str, Any] | None):  # noqa: ANN202 (a row predicate)
-    if kind == "author":
-        return lambda row: value in row["author_slugs"]
-    if kind == "category":
-        return lambda row: value in row["categories"]
-    if kind == "topic":
-        return lambda row: topic is not None and row["topic_id"] == topic["id"]
-    if kind == "section":
-        return lambda row: section is not None and row["section_id"] == section["id"]
-    wanted, unwanted = search_words(value)
-
-    def matches(row: dict[str, Any]) -> bool:
-        text = f"{row['title']} {row['abstract']}".lower()
-        return all(w in text for w in wanted) and not any(w in text for w in unwanted)
-
-    return matches
-
-
 def _slate(total: np.ndarray, scores: Scores, model: ReaderModel, settings: Settings,
            store: Store, candidates: Any, win: Window) -> list[tuple[int, str, str]]:
     """(candidate, slot, note) in feed order: ranked papers, some to explore, what trends."""
     size = max(1, int(settings.feed_size))
     explore = max(1, round(size * EXPLORE_SHARE)) if model.liked.rows else 0
-    order = [int(i) for i in np.argsort(-total, kind="stable") if np.isfinite(total[i])]
+    ranking = np.argsort(-total, kind="stable")
+    order = ranking[np.isfinite(total[ranking])].tolist()
     ranked = _balanced(order, scores, model, size - explore - TRENDING_SLOTS)
     taken = set(ranked)
     slate = [(i, "ranked", "") for i in ranked]
-    band = [i for i in order if i not in taken][:EXPLORE_BAND]
+    band = list(islice((i for i in order if i not in taken), EXPLORE_BAND))
     if explore and band:
         # Near the edge of what the model knows: well ranked, yet far from every liked paper.
         edge = sorted(band, key=lambda i: scores.nearest_cosine[i])[:explore]
@@ -175,7 +212,8 @@ def _slate(total: np.ndarray, scores: Scores, model: ReaderModel, settings: Sett
         slate.append((i, "trending", note))
         taken.add(i)
     # Slots no exploration or trend filled go to the next best papers, after the ranked ones.
-    more = [(i, "ranked", "") for i in order if i not in taken][:max(0, size - len(slate))]
+    more = [(i, "ranked", "") for i in
+            islice((i for i in order if i not in taken), max(0, size - len(slate)))]
     return slate[:len(ranked)] + more + slate[len(ranked):]
 
 
@@ -187,27 +225,32 @@ def _balanced(order: list[int], scores: Scores, model: ReaderModel, slots: int) 
     cap = {k: math.ceil(slots * n / likes) + 2 for k, n in shares.items()}
     used: Counter[int] = Counter()
     picked: list[int] = []
+    # Each candidate's interest (that of its nearest liked paper; -1 without likes).
+    nearest = scores.nearest.astype(np.int64)
+    of = (np.where(nearest >= 0, model.interest[np.maximum(nearest, 0)], -1)
+          if len(model.interest) else np.full(len(nearest), -1)).tolist()
     for i in order:
-        nearest = int(scores.nearest[i])
-        interest = int(model.interest[nearest]) if nearest >= 0 else -1
+        interest = of[i]
         if interest >= 0 and used[interest] >= cap[interest]:
             continue
         used[interest] += 1
         picked.append(i)
         if len(picked) >= slots:
             return picked
-    rest = [i for i in order if i not in set(picked)]
-    return picked + rest[:slots - len(picked)]
+    chosen = set(picked)
+    return picked + list(islice((i for i in order if i not in chosen), slots - len(picked)))
 
 
 def _trending(topics: list[dict[str, Any]], candidates: Any, order: list[int], taken: set[int]
               ) -> list[tuple[int, str]]:
     """The reader's best-ranked paper of each of the fastest-growing topics."""
     picks: list[tuple[int, str]] = []
-    position = {i: rank for rank, i in enumerate(order)}
+    position = np.full(len(candidates.rows), len(order), dtype=np.int64)  # unranked: after all
+    position[np.asarray(order, dtype=np.int64)] = np.arange(len(order))
+    topic_ids = candidates.ints("topic_id")
     for topic in topics:
-        members = [i for i, row in enumerate(candidates.rows)
-                   if row["topic_id"] == topic["id"] and i in position and i not in taken]
+        members = [i for i in np.flatnonzero(topic_ids == topic["id"]).tolist()
+                   if position[i] < len(order) and i not in taken]
         if not members:
             continue
         best = min(members, key=lambda i: position[i])

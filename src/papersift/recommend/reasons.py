@@ -74,7 +74,9 @@ def item_reasons(i: int, slot: str, candidates: Papers, scores: Scores, model: R
         if len(interests) > 1:
             reasons.append({"kind": "interest", "text": f"your interest in {interests[interest]}",
                             "interest": interest})
-    words = model.top_words(candidates.words[i])
+    matrix = candidates.words
+    start, end = matrix.indptr[i], matrix.indptr[i + 1]
+    words = model.top_words_of(matrix.indices[start:end], matrix.data[start:end])
     if words and scores.words[i] > 0:
         reasons.append({"kind": "words", "text": "words that weighed most: " + ", ".join(words),
                         "words": words})

@@ -97,7 +97,10 @@ def _build(store: Store, settings: Settings, key: tuple[Any, ...]) -> Window:
     dim = matrix.shape[1] if len(matrix) else 384
     space = TextSpace([paper_text(r) for r in rows + background])
     topics = {t["id"]: t for t in store.topics.list_topics() if not t["is_other"]}
-    return Window(key, start.isoformat(), featurize(rows, space, vectors, dim),
+    candidates = featurize(rows, space, vectors, dim)
+    # The columns every feed reads, made once here: each feed's subset of the window slices them.
+    candidates.ints("topic_id"), candidates.ints("section_id"), candidates.categories()
+    return Window(key, start.isoformat(), candidates,
                   featurize(background, space, vectors, dim), space, model, dim, topics,
                   trending(store, limit=TRENDING_TOPICS), (latest - start).days + 1, widened)
 

@@ -154,8 +154,8 @@ _blas: ThreadpoolController | None = None
 
 
 def dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """matrix @ vector on one BLAS thread: a matrix-vector product gains nothing from more, and on
-    busy cores the extra thread's wake-ups cost ten times the product itself."""
+    """matrix @ vector (or a few vectors) on one BLAS thread: such a product gains nothing from
+    more, and on busy cores the extra thread's wake-ups cost ten times the product itself."""
     global _blas
     if _blas is None:
         _blas = ThreadpoolController()

@@ -114,8 +114,9 @@ class PageCache:
     """Rendered pages of this process, dropped whenever the database changes.
 
     Pages only change when a stage commits, so between commits a page is rendered once.
-    SQLite's `PRAGMA data_version` moves when another connection commits; the site's own
-    writes (flags) clear the cache themselves.
+    The store's `data_version()` moves when a commit changes what pages show (papers,
+    summaries, topics, ...), not for a reader's likes, follows or sessions: a busy hour of
+    readers keeps the cache. The site's own writes (flags) clear the cache themselves.
     """
 
     def __init__(self, max_bytes: int = 64 << 20) -> None:
@@ -290,7 +291,7 @@ class Web:
                 return _json({"error": "the body must be JSON like {\"reason\": \"...\"}"}, 400)
             reason = xml_safe(given or reason)[:500]
         done = self.site.store.summaries.flag_summary(pid, reason)
-        self.cache.clear()  # our own commit does not move data_version on this connection
+        self.cache.clear()  # at once, not at the next request's check
         if not done:
             return _json({"error": f"paper {pid!r} has no summary to flag"}, 404)
         return _json({"flagged": pid, "reason": reason})

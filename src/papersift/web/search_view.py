@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from papersift.errors import UsageError
+from papersift.readers.signals import saved_search
 from papersift.search import QueryError, search
 from papersift.search.onnx_export import model_ready
 from papersift.web import urls
@@ -120,6 +121,10 @@ def search_page(site: Site, params: dict[str, str]) -> dict[str, Any]:
     }
     if not q:
         return data
+    # Following this search keeps its filters: the feed applies them as this page does.
+    data["follow_target"] = "search:" + saved_search(
+        q, raw_filters["category"], raw_filters["topic"], raw_filters["since"],
+        raw_filters["until"])
     try:
         total, hits, notes, more = _answer(site, q, mode, page, raw_filters)
     except BadQuery as exc:

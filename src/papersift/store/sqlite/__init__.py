@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
@@ -18,14 +19,26 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
         self.path = Path(path)
         self.conn = connect(self.path, readonly=readonly)
+        self._seen: tuple[int, int] | None = None  # (pragma data_version, total_changes) read
+        self._version = 0
         super().__init__(db := SQLiteDatabase(self.conn, self.path))
         self.papers = Papers(db)
         self.search = Search(self.conn, self.path)
         self.embeddings = Embeddings(db)
 
     def data_version(self) -> int:
-        """Moves whenever another connection commits: the web page cache's validity check."""
-        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        """Moves when a commit changes what pages show (migration 0027's counter: a reader's
+        like does not move it). The counter is read again only after a commit of another
+        connection (PRAGMA data_version) or a change on this one (total_changes), so the page
+        cache's check costs what the pragma alone did."""
+        seen = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        if seen != self._seen:
+            try:
+                row = self.conn.execute("SELECT version FROM data_version WHERE id = 1").fetchone()
+            except sqlite3.OperationalError:  # opened read-only before migration 0027: any commit
+                row = seen
+            self._seen, self._version = seen, int(row[0])
+        return self._version
 
     def close(self) -> None:
         self.conn.close()
