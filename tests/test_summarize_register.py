@@ -10,6 +10,7 @@ from functools import cache
 import pytest
 
 from papersift.summarize import write_builtin
+from papersift.summarize.editor import neutralize_hype
 from papersift.summarize.gate import check
 from papersift.summarize.plainwords import plain_register, without_release
 from papersift.summarize.register import fragment, register_words, release_promises
@@ -208,3 +209,21 @@ def test_a_new_state_of_the_art_as_a_noun_becomes_a_best_result_not_a_dangling_a
         "It sets a new best result on GLUE.")
     assert plain_register("It outperforms state-of-the-art methods.") == (
         "It outperforms leading methods.")
+
+
+def test_a_written_blurb_keeps_the_noun_of_a_new_state_of_the_art() -> None:
+    # Seen in a screenshot: the hype editor took "state-of-the-art " out of "a new
+    # state-of-the-art for", leaving "establish a new for camera-based 4D-POT".
+    abstract = (
+        "We propose StreamGauss, a streaming Gaussian encoder that keeps a persistent scene "
+        "representation for 4D-POT. Our method models the scene as a fixed-size set of latent "
+        "Gaussian queries. Extensive experiments on nuScenes and Waymo establish a new "
+        "state-of-the-art for camera-based 4D-POT, improving tracking consistency.")
+    blurb = write_builtin({"id": "2601.00001", "title": "StreamGauss: streaming Gaussians",
+                           "abstract": abstract, "authors": ["Ada Luz", "Bo Chen", "Cy Dee"],
+                           "categories": ["cs.CV"]}).blurb
+    assert "a new for" not in blurb and "4D-POT" in blurb
+    assert neutralize_hype("They establish a new state-of-the-art for X.") == (
+        "They establish the best reported results for X.")
+    assert neutralize_hype("They present a new state-of-the-art model.") == (
+        "They present a new model.")

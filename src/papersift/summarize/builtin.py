@@ -18,7 +18,7 @@ __all__ = ["WRITER_VERSION", "Summary", "compress", "prepare", "tidy", "write_bu
            "write_builtin_checked"]
 
 # Bump when the output for the same input may change: stored summaries then become stale.
-WRITER_VERSION = "builtin-3"
+WRITER_VERSION = "builtin-4"
 
 TLDR_BACKGROUND_MARGIN = 1.0  # i.e. always, when the abstract has a contribution sentence
 

@@ -144,12 +144,16 @@ def neutralize_hype(text: str) -> str:
     return _neutralize(text, keep_superior=False)
 
 
-_RE_NEW_SOTA = re.compile(rf"\bnew {SOTA}[- ](?=[a-z])", re.I)
+# "a new state-of-the-art model" is a new model; in "a new state of the art for X" the words
+# are a noun, left for the claim pattern ("sets the best reported results for X").
+_RE_NEW_SOTA = re.compile(
+    rf"\bnew {SOTA}[- ](?=(?!(?:for|on|in|across|among|with|by|at|of|to|and|or|while|when|as|"
+    rf"from)\b)[a-z])", re.I)
 
 
 def _neutralize(text: str, keep_superior: bool) -> str:
     text = _RE_SOTA_WITH_NOUN.sub(_sota_with_noun, text)
-    text = _RE_NEW_SOTA.sub("new ", text)  # "a new state-of-the-art model" is a new model
+    text = _RE_NEW_SOTA.sub("new ", text)
     text = _RE_SOTA_CLAIM.sub(_sota_claim, text)
     text = _RE_SOTA_NOUN.sub(_sota_noun, text)
     if not keep_superior:
