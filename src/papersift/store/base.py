@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Self
 
 from papersift.store.delivery import Delivery
+from papersift.store.links import Links
 from papersift.store.pages import Pages
 from papersift.store.readers import Readers
 from papersift.store.sql import Database
@@ -27,6 +28,7 @@ class SQLStore:
         self.readers = Readers(db)
         self.delivery = Delivery(db)
         self.tables = Tables(db)
+        self.links = Links(db)
 
     def __enter__(self) -> Self:
         return self
