@@ -8,9 +8,9 @@ from typing import Any
 
 import typer
 
-from papersift.cli import common
 from papersift.briefs.check import check_briefs
 from papersift.briefs.stage import Briefs
+from papersift.cli import common
 from papersift.cli.app import App, app, eval_app
 from papersift.links.corpus import EmbeddingCache, load_papers, matrix_source
 from papersift.links.evaluate import evaluate_threads, load_judged

@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 
 from papersift.links.linker import (
-    Artefact, Link, LinkParams, LinkResult, LinkState, Paper, read_paper, update)
+    Artefact,
+    Link,
+    LinkParams,
+    LinkResult,
+    LinkState,
+    Paper,
+    read_paper,
+    update,
+)
 from papersift.links.names import Coined
 from papersift.links.stoplist import learn_old_names
 from papersift.links.threads import Corpus, ThreadParams, build_threads
