@@ -10,7 +10,7 @@ from papersift.readers.feedback import FeedbackTooLong, Reading, read_feedback
 from papersift.readers.imports import Found, read_import
 from papersift.store import Store
 
-FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
+FOLLOW_KINDS = ("topic", "section", "author", "category", "search", "thread")
 REACTIONS = ("up", "down", "not_interested")
 ENTRY_KINDS = ("more", "less", "exclude")
 _CATEGORY = re.compile(r"^[a-z][a-z\-]*(?:\.[A-Za-z][A-Za-z\-]*)?$")
@@ -53,6 +53,8 @@ def _checked_follow(store: Store, kind: str, value: str) -> str:
         if topic is None:
             raise SignalError(f"there is no topic {value!r}")
         return str(topic["slug"])
+    if kind == "thread" and store.links.get_thread(value) is None:  # type: ignore[attr-defined]
+        raise SignalError(f"there is no thread {value!r} (use the id in its page's address)")
     if kind == "section" and store.topics.find_section(value) is None:
         raise SignalError(f"there is no section {value!r}")
     if kind == "author" and store.pages.find_author(value) is None:

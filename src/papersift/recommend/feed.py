@@ -19,7 +19,8 @@ from papersift.settings import Settings
 from papersift.store import Store
 
 # Standardized-score units a follow adds: an author a reader follows outranks a near miss.
-FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
+FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0,
+                "thread": 2.5}
 EXPLORE_SHARE, TRENDING_SLOTS = 0.1, 2
 EXPLORE_BAND = 100  # exploration picks come from the papers ranked just below the feed
 
@@ -124,6 +125,11 @@ def _follows(store: Store, follows: list[dict[str, Any]], rows: list[dict[str, A
         topic, section = topics.get(value), sections.get(value)
         test = _follow_test(kind, value, topic, section)
         label = (topic or section or {}).get("label", value)
+        if kind == "thread":  # a thread's papers, as it stands now
+            thread = store.links.get_thread(value)  # type: ignore[attr-defined]
+            members = {m["paper_id"] for m in thread["members"]} if thread else set()
+            test, label = (lambda row, m=members: row["id"] in m), \
+                (thread["name"] if thread else value)
         for i, row in enumerate(rows):
             if test(row):
                 boost[i] += FOLLOW_BOOST[kind]

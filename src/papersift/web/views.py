@@ -377,6 +377,8 @@ def topic(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
         "page": "topic", "title": found["label"], "path": urls.topic(slug),
         "feed": urls.feed(urls.topic(slug)),
         "topic": {"slug": slug, "label": found["label"], "key_phrases": phrases,
+                  "week_url": urls.topic_latest_week(slug)
+                  if db.links.brief_weeks(found["id"]) else None,  # type: ignore[attr-defined]
                   "section": {"label": found["section_label"],
                               "url": urls.section(found["section_slug"])}
                   if found["section_slug"] else None},
@@ -494,6 +496,30 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "bibtex": bibtex({**stored, "title": readable(stored["title"])}),
         },
         "similar": similar(site, pid),
+        "links": paper_links(db, pid),
         "papers": [],
     }
     return data
+
+
+def _link_ref(ref: dict[str, Any]) -> dict[str, Any]:
+    return {"name": ref["name"], "id": ref["paper_id"], "title": readable(ref["title"]),
+            "date": ref["day"], "url": urls.paper(ref["paper_id"])}
+
+
+def paper_links(db: Store, pid: str) -> dict[str, Any]:
+    """What a paper builds on or compares with (named artefacts of earlier papers), what
+    followed it up, the names it could not tell apart, and the threads it belongs to."""
+    found = db.links.paper_links(pid)  # type: ignore[attr-defined]
+    threads = db.links.threads_of_papers([pid]).get(pid, [])  # type: ignore[attr-defined]
+    return {
+        "builds_on": [_link_ref(r) for r in found["builds_on"]],
+        "ambiguous": [{"name": a["name"], "candidates": [_link_ref(dict(c, name=a["name"]))
+                                                         for c in a["candidates"]]}
+                      for a in found["ambiguous"]],
+        "coined": found["coined"],
+        "followed_by": {"count": found["followed_by"]["count"],
+                        "papers": [_link_ref(r) for r in found["followed_by"]["papers"]]},
+        "threads": [{"id": t["id"], "name": t["name"], "url": urls.thread(t["id"]),
+                     "size": t["size"], "role": t["role"]} for t in threads],
+    }
