@@ -98,7 +98,9 @@ def build_site(settings: Settings, out: Path | str, on_progress: OnProgress = no
                           encoding="utf-8")
         pages += 1
         feed = data.get("feed")
-        if feed and "?" not in path:
+        # A page that points at another page's feed (a weekly brief at its topic's briefs)
+        # lists no papers of its own: that feed is written by its own page.
+        if feed and "?" not in path and "papers" in data:
             feed_file = out / static_file(feed)
             feed_file.parent.mkdir(parents=True, exist_ok=True)
             feed_file.write_bytes(atom_feed(data, base, title))
