@@ -148,3 +148,34 @@ def test_weekly_briefs_keep_the_rule_and_are_built_once(store: Store, settings: 
     assert every.ok and every.counts["weeks"] >= 2
     checked = brief_violations(store)
     assert checked["briefs"] >= 3 and checked["violations"] == 0, checked["examples"]
+
+
+def _llm_reply(request: dict[str, Any], faithful: bool) -> str:
+    """Sentences over the picks the prompt lists: their own titles (faithful), or a number
+    no abstract holds."""
+    import re
+
+    found = re.findall(r"^\[([^\]]+)\] (.*)$", request["messages"][1]["content"], re.M)[:3]
+    claim = "the title {title}" if faithful else "an accuracy of 99.7341 percent"
+    return json.dumps({"sentences": [
+        {"text": f"One paper ({pid}) is about {claim.format(title=title.rstrip('.'))}.",
+         "cites": [pid]} for pid, title in found]})
+
+
+@pytest.mark.parametrize("faithful", [True, False])
+def test_an_llm_brief_goes_through_the_same_rule(store: Store, settings: Settings,
+                                                 tmp_path: Path, faithful: bool) -> None:
+    from tests.openai_server import OpenAIServer
+
+    records = list(_records())
+    _ingest(store, settings, records, tmp_path / "all.jsonl")
+    _topics(store, records)
+    week = week_of(sorted(r["announced"] for r in records)[0])
+    with OpenAIServer() as server:
+        server.chat_handler = lambda request: _llm_reply(request, faithful)
+        llm = settings.replace(writer="llm", llm_url=server.url, llm_model="test-model")
+        report = Briefs(week=week).run(store, llm)
+    assert report.ok and report.details["writer"].startswith("llm:test-model")
+    brief = store.links.get_brief(store.topics.find_topic("vision")["id"], week)  # type: ignore[attr-defined]
+    assert brief["brief"]["writer"] == ("custom" if faithful else "builtin")
+    assert brief_violations(store)["violations"] == 0

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from papersift.briefs.week import build_brief
+from papersift.briefs.llm import LLMBriefWriter
+from papersift.briefs.week import Writer, build_brief
 from papersift.briefs.weeks import parse_week, week_of
 from papersift.links.threads import Thread
 from papersift.search.embed import model_id
@@ -25,9 +26,9 @@ from papersift.store import Store
 BRIEF_VERSION = "1"
 
 
-def _input_hash(week: str, ids: Sequence[str], counts: Sequence[int],
-                threads: Mapping[str, Sequence[tuple[str, int]]]) -> str:
-    text = json.dumps([BRIEF_VERSION, week, sorted(ids), list(counts),
+def _input_hash(week: str, ids: Sequence[str], counts: Sequence[Any],
+                threads: Mapping[str, Sequence[tuple[str, int]]], writer: str) -> str:
+    text = json.dumps([BRIEF_VERSION, writer, week, sorted(ids), list(counts),
                        sorted((pid, sorted(threads.get(pid, ()))) for pid in ids)])
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -52,6 +53,8 @@ class Briefs:
     again only when its input hash changed (or with `redo`)."""
 
     name = "briefs"
+    writer: Writer | None = None
+    identity = "builtin"
 
     def __init__(self, week: str | None = None, redo: bool = False) -> None:
         if week is not None:
@@ -60,10 +63,23 @@ class Briefs:
 
     def run(self, store: Store, settings: Settings,
             on_progress: OnProgress = no_progress) -> Report:
-        started = time.perf_counter()
         topics = store.topics.list_topics(include_other=False)
         if not topics:
             return Report(stage=self.name, details={"not_run": "no topics yet"})
+        # The LLM writes when the summaries do (writer = llm and an endpoint); its briefs go
+        # through the same rule as the built-in writer's.
+        self.writer = LLMBriefWriter(settings) \
+            if settings.writer == "llm" and settings.llm_url else None
+        self.identity = self.writer.identity if self.writer else "builtin"
+        try:
+            return self._run(store, settings, topics, on_progress)
+        finally:
+            if self.writer is not None:
+                self.writer.close()
+
+    def _run(self, store: Store, settings: Settings, topics: list[dict[str, Any]],
+             on_progress: OnProgress) -> Report:
+        started = time.perf_counter()
         links = store.links  # type: ignore[attr-defined]
         weeks = [self.week] if self.week else sorted({week_of(d) for _, d in links.paper_days()})
         model = model_id(settings, store)
@@ -76,7 +92,8 @@ class Briefs:
             counts["weeks"] += 1
             on_progress(Progress(self.name, n, len(weeks), week, unit="weeks"))
         return Report(stage=self.name, counts=counts, seconds=time.perf_counter() - started,
-                      details={"model": model})
+                      details={"model": model, "writer": self.identity,
+                               "writer_failures": getattr(self.writer, "failures", 0)})
 
     def _week(self, store: Store, topics: Sequence[dict[str, Any]], week: str, model: str
               ) -> tuple[int, int]:
@@ -102,7 +119,8 @@ class Briefs:
             per_week = defaultdict(int)
             for _, day in mine:
                 per_week[week_of(day)] += 1
-            digest = _input_hash(week, ids, sorted(per_week.items()), membership)  # type: ignore[arg-type]
+            digest = _input_hash(week, ids, sorted(per_week.items()), membership,
+                                 self.identity)
             if self.redo or stored.get(topic["id"]) != digest:
                 todo[topic["id"]] = digest
         briefs = self._build(store, topics, week, by_topic, todo, model) if todo else []
@@ -133,7 +151,7 @@ class Briefs:
             papers = [full.get(pid) or {"id": pid, "announced": day}
                       for pid, day in by_topic[topic["id"]]
                       if week_of(day) != week or pid in full]
-            brief = build_brief(topic, week, papers, vectors, threads)
+            brief = build_brief(topic, week, papers, vectors, threads, self.writer)
             out.append({"topic": topic["id"], "payload": brief, "input_hash": todo[topic["id"]],
                         "writer": brief["brief"]["writer"]})
         return out
