@@ -179,3 +179,26 @@ def test_an_llm_brief_goes_through_the_same_rule(store: Store, settings: Setting
     brief = store.links.get_brief(store.topics.find_topic("vision")["id"], week)  # type: ignore[attr-defined]
     assert brief["brief"]["writer"] == ("custom" if faithful else "builtin")
     assert brief_violations(store)["violations"] == 0
+
+
+def test_an_ambiguous_name_is_kept_apart_from_the_links(store: Store, settings: Settings,
+                                                        tmp_path: Path) -> None:
+    records = list(_records())[:3]
+    _ingest(store, settings, records, tmp_path / "three.jsonl")
+    a, b, c = (r["id"] for r in records)
+    links = store.links  # type: ignore[attr-defined]
+    links.put_link_batch({
+        "read": [(r["id"], r["announced"]) for r in records],
+        "artefacts": [("SPPO", a, records[0]["announced"], ("cs.LG",), "title", False),
+                      ("SPPO", b, records[1]["announced"], ("cs.CL",), "intro", False)],
+        "links": [(c, a, "SPPO", records[2]["announced"], 0.7, "ambiguous", (b,))],
+        "meta": {"last_day": records[2]["announced"]}})
+    page = links.paper_links(c)
+    assert page["builds_on"] == [] and page["ambiguous"][0]["name"] == "SPPO"
+    assert {x["paper_id"] for x in page["ambiguous"][0]["candidates"]} == {a, b}
+    assert links.paper_links(a)["followed_by"]["count"] == 0
+    assert links.all_links() == [] and len(links.all_links("ambiguous")) == 1
+    # A withdrawn artefact takes its links with it.
+    links.put_link_batch({"retracted": [("SPPO", a)]})
+    assert links.all_links("ambiguous") == []
+    assert [row[1] for row in links.link_state()["artefacts"]] == [b]
