@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from sklearn.feature_extraction.text import HashingVectorizer
 
 from papersift.briefs.llm import LLMBriefWriter
 from papersift.briefs.week import Writer, build_brief
@@ -31,6 +32,14 @@ def _input_hash(week: str, ids: Sequence[str], counts: Sequence[Any],
     text = json.dumps([BRIEF_VERSION, writer, week, sorted(ids), list(counts),
                        sorted((pid, sorted(threads.get(pid, ()))) for pid in ids)])
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def word_vectors(papers: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Unit vectors of the papers' words (title and abstract), for weeks without embeddings."""
+    hashing = HashingVectorizer(n_features=2**12, stop_words="english", alternate_sign=False,
+                                norm="l2")
+    return hashing.transform([f"{p['title']}. {p['abstract']}" for p in papers]).toarray() \
+        .astype(np.float32)
 
 
 def store_threads(store: Store, ids: Sequence[str]) -> list[Thread]:
@@ -136,6 +145,10 @@ class Briefs:
         for paper in full.values():
             paper["announced"] = str(paper.get("announced") or paper.get("sort_date"))[:10]
         ids, matrix = store.embeddings.embedding_matrix(model, week_ids)
+        if len(ids) < len(full):
+            # The embed stage has not reached every paper of the week: the whole week is
+            # grouped by its words instead (one space for all, never two mixed).
+            ids, matrix = list(full), word_vectors([full[pid] for pid in full])
         rows = dict(zip(ids, np.asarray(matrix, np.float32), strict=True))
         dim = matrix.shape[1] if len(ids) else 384
 
