@@ -15,6 +15,7 @@ import pytest
 
 from papersift.briefs.stage import Briefs
 from papersift.briefs.weeks import parse_week
+from papersift.delivery.render import render_digest
 from papersift.delivery.weekly import week_section
 from papersift.links.stage import Links
 from papersift.readers import signals
@@ -107,6 +108,10 @@ def test_a_reader_follows_a_thread_and_gets_the_week_by_mail(site: Any) -> None:
         section = week_section(store, site.settings, rid, date.fromordinal(monday.toordinal()))
     assert section and section[0]["url"].endswith(urls.topic_week("language", site.weeks[0]))
     assert section[0]["brief"] and section[0]["picks"]
+    text, html_part = render_digest(site.settings, {"name": "wren", "email": "w@example.org"},
+                                    monday, [], "http://x/unsubscribe", section)
+    for part in (text, html_part):
+        assert "This week in the topics you follow" in part and section[0]["url"] in part
 
 
 def test_the_static_export_holds_threads_and_briefs(site: Any) -> None:
