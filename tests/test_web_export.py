@@ -79,7 +79,8 @@ def test_update_reports_every_stage_and_a_dead_source(tmp_path: Path) -> None:
         reports = update(store, settings, sources=["arxiv:cs.LG"],
                          on_progress=lambda progress: seen.append(progress.stage))
         assert every_source_failed(reports) and not reports[0].ok
-        assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize"]
+        assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize",
+                                            "links", "briefs"]
         assert reports[0].failures[0]["source"] == "arxiv:cs.LG"
         assert all(r.details["not_run"] == "no papers in the store" for r in reports[1:])
         assert "ingest" in seen
@@ -100,7 +101,8 @@ def test_update_from_a_file_runs_the_stages(tmp_path: Path) -> None:
         reports = update(store, settings, sources=[f"file:{fixture}"])
         again = update(store, settings, sources=[f"file:{fixture}"])
         assert store.papers.count_papers() == 61
-    assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize"]
+    assert [r.stage for r in reports] == ["ingest", "keywords", "embed", "topics", "summarize",
+                                            "links", "briefs"]
     for report in reports:  # every stage ran, and ran without an error
         assert report.ok and "not_run" not in report.details, report.as_dict()
     assert reports[0].counts["new"] == 61 and again[0].counts["new"] == 0

@@ -1,4 +1,4 @@
-"""The whole pipeline as a list of stages: ingest the configured sources, keep the keyword postings, embed, group into topics, summarize."""
+"""The whole pipeline as a list of stages: ingest the configured sources, keep the keyword postings, embed, group into topics, summarize, link papers into threads, write weekly briefs."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Protocol
 
+from papersift.briefs.stage import Briefs
 from papersift.ingest.stage import Ingest
+from papersift.links.stage import Links
 from papersift.search.keywords_stage import Keywords
 from papersift.search.stage import Embed
 from papersift.settings import Settings
@@ -35,7 +37,7 @@ def stages(settings: Settings, sources: Sequence[str] | None = None,
     live = any(not spec.startswith("file:") for spec in specs)
     since = date.today() - timedelta(days=max(0, int(settings.since_days)))
     options = SourceOptions(since=since if live else None, limit=limit)
-    return [Ingest(specs, options), Keywords(), Embed(), Topics(), Summarize()]
+    return [Ingest(specs, options), Keywords(), Embed(), Topics(), Summarize(), Links(), Briefs()]
 
 
 def update(store: Store, settings: Settings, on_progress: OnProgress = no_progress,

@@ -118,6 +118,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("keyword_postings_rebuild_share", float, 0.05,
             "The keywords stage builds the postings anew once the papers added or changed "
             "since the last build pass this share of it (else it adds them to a tail)."),
+    # -- links between papers, threads, weekly briefs
+    Setting("links_old_papers", str, "",
+            "An older arXiv snapshot (JSON lines, e.g. arxiv-cs-1993-2019.snapshot.jsonl.gz) whose "
+            "common names (BERT, PPO) are never a recent paper's artefact; counted once, cached."),
+    Setting("links_embed_missing", bool, True,
+            "The links stage embeds the few papers a link decision needs that the embed stage "
+            "has not reached yet (and keeps their vectors)."),
     # -- summaries (LLM writer)
     Setting("writer", str, "builtin", "Summary writer: builtin or llm."),
     Setting("llm_url", str, "", "OpenAI-compatible base URL for the LLM writer and topic naming."),

@@ -107,8 +107,12 @@ def choose_five(papers: Sequence[Mapping[str, Any]], vectors: np.ndarray,
 
 def _pick(paper: Mapping[str, Any], thread: Thread | None, group: Sequence[Mapping[str, Any]],
           week_papers: int, label: str) -> dict[str, Any]:
-    why = (f"the most central of {len(group)} of the week's {week_papers} papers, on {label}"
-           if len(group) > 1 else f"stands apart from the week's other {week_papers - 1} papers")
+    if week_papers == 1:
+        why = "the week's only paper in this topic"
+    elif len(group) > 1:
+        why = f"the most central of {len(group)} of the week's {week_papers} papers, on {label}"
+    else:
+        why = f"stands apart from the week's other {week_papers - 1} papers"
     if thread is not None:
         role = next((m["role"] for m in thread.members if m["paper"] == paper["id"]), "close")
         others = len(thread.members) - 1

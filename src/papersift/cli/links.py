@@ -1,4 +1,4 @@
-"""Commands of links and threads: eval threads."""
+"""Commands of links, threads and weekly briefs: links build, briefs build, eval threads, eval briefs."""
 
 from __future__ import annotations
 
@@ -8,14 +8,76 @@ from typing import Any
 
 import typer
 
+from papersift.briefs.check import check_briefs
+from papersift.briefs.stage import Briefs
 from papersift.cli import common
-from papersift.cli.app import eval_app
+from papersift.cli.app import App, app, eval_app
 from papersift.links.corpus import EmbeddingCache, load_papers, matrix_source
 from papersift.links.evaluate import evaluate_threads, load_judged
 from papersift.links.linker import LinkParams
+from papersift.links.stage import Links
 from papersift.links.stoplist import learn_old_names
 from papersift.links.threads import Corpus
 from papersift.search.embed import default_embedder
+
+links_app = App(help="Links between papers through the names of their artefacts, and threads.",
+                no_args_is_help=True)
+app.add_typer(links_app, name="links")
+briefs_app = App(help="Weekly briefs of every topic.", no_args_is_help=True)
+app.add_typer(briefs_app, name="briefs")
+
+
+@links_app.command("build")
+def links_build_command(
+    redo: bool = typer.Option(False, "--redo", help="Forget every link and read every paper "
+                              "again (else only the papers not read yet)."),
+    as_json: bool = common.json_option(),
+) -> None:
+    """Link new papers to the earlier papers whose named artefacts (methods, datasets,
+    benchmarks) they use, and rebuild the threads they touch (resumable)."""
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = Links(redo=redo).run(db, common.settings(), show)
+    common.finish(report, as_json)
+
+
+@briefs_app.command("build")
+def briefs_build_command(
+    week: str = typer.Option(None, "--week", help="One ISO week, like 2026-W07 (default: every "
+                             "week whose papers or threads changed)."),
+    redo: bool = typer.Option(False, "--redo", help="Build every brief again."),
+    as_json: bool = common.json_option(),
+) -> None:
+    """Each topic's week: growth, threads, five to read with why, and a brief of 3-5
+    sentences drawn only from the cited abstracts."""
+    with common.store() as db, common.progress(quiet=as_json) as show:
+        report = Briefs(week=week, redo=redo).run(db, common.settings(), show)
+    common.finish(report, as_json)
+
+
+def brief_violations(db: Any) -> dict[str, Any]:
+    """Every stored brief checked against the faithfulness rule (see briefs/check.py)."""
+    briefs = list(db.links.iter_briefs())
+    cited = sorted({c for b in briefs for s in b["brief"]["sentences"] for c in s["cites"]})
+    papers = {p["id"]: p for p in db.papers.iter_papers(ids=cited)}
+    found = check_briefs(briefs, papers)
+    return {"briefs": len(briefs), "weeks": len({b["week"] for b in briefs}),
+            "sentences": sum(len(b["brief"]["sentences"]) for b in briefs),
+            "violations": len(found),
+            "examples": [{"topic": t, "week": w, "violation": str(v)} for t, w, v in found[:20]]}
+
+
+@eval_app.command("briefs")
+def eval_briefs_command(as_json: bool = common.json_option()) -> None:
+    """Check every stored weekly brief: each number and name in a sentence is in an abstract
+    it cites, and each cited paper is one of that topic's five to read that week."""
+    with common.store() as db:
+        result = brief_violations(db)
+    common.output(result, as_json, lambda r: common.say(
+        f"{r['briefs']:,} briefs over {r['weeks']} weeks, {r['sentences']:,} sentences: "
+        f"{r['violations']} violations" + "".join(
+            f"\n  {e['topic']} {e['week']}: {e['violation']}" for e in r["examples"])))
+    if result["violations"]:
+        raise typer.Exit(1)
 
 
 @eval_app.command("threads")

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from papersift.delivery.links import make_link
 from papersift.delivery.render import render_digest
 from papersift.delivery.smtp import Mailer, SendError
+from papersift.delivery.weekly import week_section
 from papersift.errors import PapersiftError
 from papersift.latex import readable
 from papersift.readers.accounts import reader_named
@@ -98,7 +99,8 @@ def compose(store: Store, settings: Settings, reader: dict[str, Any], day: date,
     if not entries:
         return None
     unsubscribe = make_link(settings, reader, "unsubscribe")
-    text, html = render_digest(settings, reader, day, entries, unsubscribe)
+    text, html = render_digest(settings, reader, day, entries, unsubscribe,
+                               week_section(store, settings, reader["id"], day))
     return Composed([e["id"] for e in entries],
                     _message(settings, reader, day, text, html, unsubscribe, len(entries)))
 

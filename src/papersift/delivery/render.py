@@ -24,10 +24,12 @@ def _environment() -> Environment:
 
 
 def render_digest(settings: Settings, reader: dict[str, Any], day: date,
-                  entries: list[dict[str, Any]], unsubscribe: str) -> tuple[str, str]:
-    """(text, html) of a digest."""
+                  entries: list[dict[str, Any]], unsubscribe: str,
+                  weeks: list[dict[str, Any]] | None = None) -> tuple[str, str]:
+    """(text, html) of a digest; `weeks`: the week in the topics the reader follows
+    (delivery.weekly), for a weekly digest."""
     context = {"site_title": settings.site_title, "reader": reader, "day": day,
-               "entries": entries, "unsubscribe": unsubscribe,
+               "entries": entries, "unsubscribe": unsubscribe, "weeks": weeks or [],
                "profile": urls.absolute(settings, urls.ME_PROFILE),
                "feed": urls.absolute(settings, urls.ME)}
     env = _environment()

@@ -12,7 +12,7 @@ from papersift.search.keyword import QueryError, parse_query
 from papersift.sources.categories import is_category
 from papersift.store import SearchFilters, Store
 
-FOLLOW_KINDS = ("topic", "section", "author", "category", "search")
+FOLLOW_KINDS = ("topic", "section", "author", "category", "search", "thread")
 REACTIONS = ("up", "down", "not_interested")
 ENTRY_KINDS = ("more", "less", "exclude")
 _COLLECTION = re.compile(r"^[\w][\w .'-]{0,59}$")
@@ -85,6 +85,8 @@ def _checked_follow(store: Store, kind: str, value: str) -> str:
         if topic is None:
             raise SignalError(f"there is no topic {value!r}")
         return str(topic["slug"])
+    if kind == "thread" and store.links.get_thread(value) is None:
+        raise SignalError(f"there is no thread {value!r} (use the id in its page's address)")
     if kind == "section" and store.topics.find_section(value) is None:
         raise SignalError(f"there is no section {value!r}")
     if kind == "author" and store.pages.find_author(value) is None:

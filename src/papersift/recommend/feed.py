@@ -21,7 +21,8 @@ from papersift.settings import Settings
 from papersift.store import SearchFilters, Store
 
 # Standardized-score units a follow adds: an author a reader follows outranks a near miss.
-FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0}
+FOLLOW_BOOST = {"author": 3.0, "topic": 2.0, "search": 2.0, "section": 1.5, "category": 1.0,
+                "thread": 2.5}
 EXPLORE_SHARE, TRENDING_SLOTS = 0.1, 2
 EXPLORE_BAND = 100  # exploration picks come from the papers ranked just below the feed
 
@@ -121,8 +122,9 @@ def _follows(store: Store, follows: list[dict[str, Any]], candidates: Any
     for follow in follows:
         kind, value = follow["kind"], follow["value"]
         found = (store.topics.find_topic(value) if kind == "topic" else
-                 store.topics.find_section(value) if kind == "section" else None)
-        label = (found or {}).get("label", value)
+                 store.topics.find_section(value) if kind == "section" else
+                 store.links.get_thread(value) if kind == "thread" else None)
+        label = (found or {}).get("name" if kind == "thread" else "label", value)
         for i in _matching(store, kind, value, found, candidates):
             boost[i] += FOLLOW_BOOST[kind]
             facts[i].append({"kind": kind, "value": value, "label":
@@ -142,6 +144,9 @@ def _matching(store: Store, kind: str, value: str, found: dict[str, Any] | None,
         return [i for i, row in enumerate(rows) if value in row["author_slugs"]]
     if kind == "category":
         return [i for i, row in enumerate(rows) if value in row["categories"]]
+    if kind == "thread":  # a thread's papers, as it stands now
+        members = {m["paper_id"] for m in found["members"]} if found else set()
+        return [i for i, row in enumerate(rows) if row["id"] in members]
     wanted, unwanted = search_words(value)
     within = _search_filter(store, saved_search_filters(value)[1])
 

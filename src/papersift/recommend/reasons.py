@@ -15,6 +15,7 @@ _FOLLOW_TEXT = {
     "author": "by {label}, whom you follow", "topic": "in {label}, a topic you follow",
     "section": "in {label}, a section you follow", "category": "in {value}, which you follow",
     "search": "matches your saved search “{value}”",
+    "thread": "in the {label} thread, which you follow",
 }
 _ENTRY_TEXT = {"more": "you asked for more: {phrase}", "less": "you asked for less: {phrase}"}
 # Below this cosine a liked paper is not "close" enough to name as the reason.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Self
 
 from papersift.store.delivery import Delivery
+from papersift.store.links import Links
 from papersift.store.merges import Merges
 from papersift.store.pages import Pages
 from papersift.store.readers import Readers
@@ -29,6 +30,7 @@ class SQLStore:
         self.delivery = Delivery(db)
         self.tables = Tables(db)
         self.merges = Merges(db)
+        self.links = Links(db)
 
     def __enter__(self) -> Self:
         return self

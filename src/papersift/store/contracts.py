@@ -24,6 +24,8 @@ import numpy as np
 
 from papersift.records.prepare import PreparedRecord
 from papersift.store.delivery import Delivery
+from papersift.store.links import Links
+from papersift.store.merges import Merges
 from papersift.store.pages import Pages
 from papersift.store.readers import Readers
 from papersift.store.summaries import Summaries
@@ -248,6 +250,8 @@ class Store(Protocol):
     readers: Readers
     delivery: Delivery
     tables: Tables
+    merges: Merges
+    links: Links
     location: str  # what open_store() takes to open this store again (helper processes do)
 
     def data_version(self) -> int:
@@ -266,5 +270,6 @@ class Store(Protocol):
 CONCERNS: dict[str, type] = {
     "papers": PapersStore, "search": SearchStore, "embeddings": EmbeddingsStore,
     "summaries": Summaries, "topics": Topics, "pages": Pages,
-    "readers": Readers, "delivery": Delivery, "tables": Tables,
+    "readers": Readers, "delivery": Delivery, "tables": Tables, "merges": Merges,
+    "links": Links,
 }

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from papersift.settings import Settings, load_settings
 from papersift.sources import jsontext
 from papersift.store import StoreUnavailable
-from papersift.web import offload, urls, views
+from papersift.web import links_views, offload, urls, views
 from papersift.web.delivery import delivery_routes
 from papersift.web.feeds import atom_feed, xml_safe
 from papersift.web.limits import SETTINGS_ENV, RequestLimits
@@ -385,6 +385,14 @@ def create_app(settings: Settings) -> Starlette:
               page(lambda r: views.author(site, r.path_params["slug"], q(r)))),
         Route(urls.ROUTES["paper"],
               page(lambda r: views.paper(site, r.path_params["pid"]), threaded=True)),
+        Route(urls.ROUTES["thread"],
+              page(lambda r: links_views.thread(site, r.path_params["tid"]), threaded=True)),
+        Route(urls.ROUTES["topic_week"], page(lambda r: links_views.topic_week(
+            site, r.path_params["slug"], r.path_params["week"]), threaded=True)),
+        Route(urls.ROUTES["topic_latest_week"], page(lambda r: links_views.topic_latest_week(
+            site, r.path_params["slug"]), threaded=True)),
+        Route(urls.ROUTES["topic_weeks"], page(lambda r: links_views.topic_weeks(
+            site, r.path_params["slug"]), threaded=True)),
         Route(urls.SEARCH, page(lambda r: search_page(site, dict(r.query_params)),
                                 threaded=True, cache=False)),
         Route(urls.SITEMAP, web.sitemap),

@@ -10,7 +10,7 @@ from typing import Any
 
 from papersift.settings import Settings
 from papersift.stages import OnProgress, Progress, Report, no_progress
-from papersift.web import urls, views
+from papersift.web import links_views, urls, views
 from papersift.web.feeds import atom_feed
 from papersift.web.render import HERE, Linker, render_page, static_file
 
@@ -41,6 +41,7 @@ def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
             if topic["size"]:
                 yield from _paged(topic["url"],
                                   lambda p, s=topic["slug"]: views.topic(site, s, p))
+    yield from _link_pages(site, overview)
     for category, _ in views.category_sizes(site):
         yield from _paged(urls.category(category),
                           lambda p, c=category: views.category(site, c, p))
@@ -54,6 +55,29 @@ def _pages(site: views.Site) -> Iterator[tuple[str, dict[str, Any]]]:
         for pid, _ in ids:
             yield urls.paper(pid), views.paper(site, pid)
         offset += len(ids)
+
+
+def _link_pages(site: views.Site, overview: dict[str, Any]) -> Iterator[
+        tuple[str, dict[str, Any]]]:
+    """Each topic's weekly briefs (the list, every week, the latest) and every thread."""
+    links = site.store.links
+    for section in overview["sections"]:
+        for topic in section["topics"]:
+            stored = site.store.topics.find_topic(topic["slug"])
+            weeks = links.brief_weeks(stored["id"]) if stored else []
+            if not weeks:
+                continue
+            yield urls.topic_weeks(topic["slug"]), links_views.topic_weeks(site, topic["slug"])
+            yield urls.topic_latest_week(topic["slug"]), links_views.topic_latest_week(
+                site, topic["slug"])
+            for week in weeks:
+                yield urls.topic_week(topic["slug"], week), links_views.topic_week(
+                    site, topic["slug"], week)
+    offset = 0
+    while page := links.list_threads(1000, offset):
+        for row in page:
+            yield urls.thread(row["id"]), links_views.thread(site, row["id"])
+        offset += len(page)
 
 
 def build_site(settings: Settings, out: Path | str, on_progress: OnProgress = no_progress
@@ -74,7 +98,9 @@ def build_site(settings: Settings, out: Path | str, on_progress: OnProgress = no
                           encoding="utf-8")
         pages += 1
         feed = data.get("feed")
-        if feed and "?" not in path:
+        # A page that points at another page's feed (a weekly brief at its topic's briefs)
+        # lists no papers of its own: that feed is written by its own page.
+        if feed and "?" not in path and "papers" in data:
             feed_file = out / static_file(feed)
             feed_file.parent.mkdir(parents=True, exist_ok=True)
             feed_file.write_bytes(atom_feed(data, base, title))

@@ -15,7 +15,7 @@ from papersift.web.categories import category_label
 from papersift.web.views import NotFound, Site, item
 
 KIND_LABELS = {"topic": "Topic", "section": "Section", "author": "Author",
-               "category": "Category", "search": "Search"}
+               "category": "Category", "search": "Search", "thread": "Thread"}
 
 
 def _base(page: str, title: str, path: str, session: dict[str, Any] | None) -> dict[str, Any]:
@@ -98,6 +98,9 @@ def _follow_view(store: Store, follow: dict[str, Any]) -> dict[str, Any]:
         label, url = f"{category_label(value)} ({value})", urls.category(value)
     elif kind == "search":
         url = urls.with_query(urls.SEARCH, q=value)
+    elif kind == "thread":
+        url = urls.thread(value)
+        label = value.rpartition("-")[0] or value
     return {"kind": kind, "kind_label": KIND_LABELS[kind], "value": value, "label": label,
             "url": url, "target": f"{kind}:{value}"}
 

@@ -19,7 +19,7 @@ TEMPLATES = {
     "author": "author.html", "paper": "paper.html", "search": "search.html",
     "error": "error.html", "me": "me.html", "profile": "profile.html",
     "collection": "collection.html", "login": "login.html", "signup": "signup.html",
-    "link": "link.html",
+    "link": "link.html", "thread": "thread.html", "brief": "brief.html", "briefs": "briefs.html",
 }
 
 

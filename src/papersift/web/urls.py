@@ -44,6 +44,8 @@ ROUTES = {
     "category": "/categories/{name:path}", "author": "/authors/{slug}", "paper": "/papers/{pid:path}",
     "sitemap_part": "/sitemap-{name}.xml", "flag": "/api/flag/{pid:path}",
     "me_collection": "/me/collections/{name}", "link": "/l/{token}",
+    "thread": "/threads/{tid:path}", "topic_week": "/topics/{slug}/weeks/{week}",
+    "topic_latest_week": "/topics/{slug}/week", "topic_weeks": "/topics/{slug}/weeks",
 }
 
 
@@ -74,6 +76,24 @@ def author(slug: str) -> str:
 
 def paper(pid: str) -> str:
     return f"/papers/{_part(pid)}"
+
+
+def thread(thread_id: str) -> str:
+    return f"/threads/{_part(thread_id)}"
+
+
+def topic_week(slug: str, week: str) -> str:
+    """A topic's brief of one ISO week ('2026-W07')."""
+    return f"/topics/{_part(slug)}/weeks/{_part(week)}"
+
+
+def topic_latest_week(slug: str) -> str:
+    return f"/topics/{_part(slug)}/week"
+
+
+def topic_weeks(slug: str) -> str:
+    """Every brief of a topic (its Atom twin is the feed of the topic's briefs)."""
+    return f"/topics/{_part(slug)}/weeks"
 
 
 def me_collection(name: str) -> str:

@@ -379,6 +379,8 @@ def topic(site: Site, slug: str, page_raw: str | None) -> dict[str, Any]:
         "page": "topic", "title": found["label"], "path": urls.topic(slug),
         "feed": urls.feed(urls.topic(slug)),
         "topic": {"slug": slug, "label": found["label"], "key_phrases": phrases,
+                  "week_url": urls.topic_latest_week(slug)
+                  if db.links.brief_weeks(found["id"]) else None,
                   "section": {"label": found["section_label"],
                               "url": urls.section(found["section_slug"])}
                   if found["section_slug"] else None},
@@ -466,7 +468,7 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
     no_abstract = not (stored["abstract"] or "").strip()
     if no_abstract:
         summary = None  # a blurb of a title alone would be made up (one written before 35)
-    records = [record_view(r) for r in db.merges.paper_records(pid)]  # type: ignore[attr-defined]
+    records = [record_view(r) for r in db.merges.paper_records(pid)]
     topic_row = db.topics.paper_topic(pid)
     is_arxiv = ":" not in pid
     links = {"abs": f"https://arxiv.org/abs/{pid}", "pdf": f"https://arxiv.org/pdf/{pid}"} \
@@ -510,6 +512,30 @@ def paper(site: Site, pid: str) -> dict[str, Any]:
             "bibtex": bibtex({**stored, "title": readable(stored["title"])}),
         },
         "similar": similar(site, pid),
+        "links": paper_links(db, pid),
         "papers": [],
     }
     return data
+
+
+def _link_ref(ref: dict[str, Any]) -> dict[str, Any]:
+    return {"name": ref["name"], "id": ref["paper_id"], "title": readable(ref["title"]),
+            "date": ref["day"], "url": urls.paper(ref["paper_id"])}
+
+
+def paper_links(db: Store, pid: str) -> dict[str, Any]:
+    """What a paper builds on or compares with (named artefacts of earlier papers), what
+    followed it up, the names it could not tell apart, and the threads it belongs to."""
+    found = db.links.paper_links(pid)
+    threads = db.links.threads_of_papers([pid]).get(pid, [])
+    return {
+        "builds_on": [_link_ref(r) for r in found["builds_on"]],
+        "ambiguous": [{"name": a["name"], "candidates": [_link_ref(dict(c, name=a["name"]))
+                                                         for c in a["candidates"]]}
+                      for a in found["ambiguous"]],
+        "coined": found["coined"],
+        "followed_by": {"count": found["followed_by"]["count"],
+                        "papers": [_link_ref(r) for r in found["followed_by"]["papers"]]},
+        "threads": [{"id": t["id"], "name": t["name"], "url": urls.thread(t["id"]),
+                     "size": t["size"], "role": t["role"]} for t in threads],
+    }
