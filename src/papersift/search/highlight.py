@@ -161,10 +161,13 @@ class Highlighter:
         """(plain, html) of the `words`-word window with the most matches, with ellipses;
         only the text's first WINDOW_CHARS are searched for it."""
         text, cut = window(text)
-        if self.pattern is None or not self._any(text):
+        if self.pattern is None:
             return self._lead(text, words, cut)
-        text = " ".join(text.split())  # whitespace collapsed: one space between words
-        spans = self._spans(text)  # found once: the window's marks are a slice of them
+        collapsed = " ".join(text.split())  # whitespace collapsed: one space between words
+        spans = self._spans(collapsed)  # found once: the window's marks are a slice of them
+        if not spans:
+            return self._lead(text, words, cut)
+        text = collapsed
         pieces = text.split(" ")
         if len(pieces) <= words:
             tail = "…" if cut else ""
@@ -187,11 +190,6 @@ class Highlighter:
         suffix = "…" if end < len(text) or cut else ""
         return (prefix + piece + suffix,
                 html.escape(prefix) + self.mark(piece, inside) + html.escape(suffix))
-
-    def _any(self, text: str) -> bool:
-        if text.isascii() and self._rules is None:
-            return self.pattern is not None and self.pattern.search(text) is not None
-        return bool(self._spans(text))
 
     @staticmethod
     def _lead(text: str, words: int, cut: bool = False) -> tuple[str, str]:
