@@ -18,6 +18,7 @@ from papersift.errors import UsageError
 from papersift.records import PaperRecord
 from papersift.search.embed import Embedder, default_embedder
 from papersift.search.hybrid import DEFAULT_FUSION, FusionParams
+from papersift.search.keywords_stage import Keywords
 from papersift.search.metrics import mrr_at_k, ndcg_at_k, percentile, recall_at_k
 from papersift.search.service import search
 from papersift.search.stage import Embed
@@ -119,6 +120,8 @@ def benchmark_store(corpus: Path, settings: Settings, embedder: Embedder | None 
         stack.callback(store.close)
         if store.papers.count_papers(include_duplicates=True) == 0:
             _load_corpus(store, corpus)
+        # The keyword postings too, as `papersift update` builds them: the engine that serves.
+        Keywords().run(store, temp_settings, on_progress)
         Embed(embedder).run(store, temp_settings, on_progress)
         yield store, temp_settings, embedder
 

@@ -8,9 +8,6 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-# A word with at least one letter or digit outside ASCII (an accent, another script). Tried
-# only at word starts, so a long word costs its length once, not its length squared.
-_NON_ASCII_WORD = re.compile(r"(?<!\w)\w*[^\W\x00-\x7f]\w*")
 # Highlighting looks at this much of a text at most: real abstracts are under 4,000
 # characters, and one pasted book must not make every search that finds it slow.
 WINDOW_CHARS = 20_000
@@ -47,6 +44,30 @@ def _ascii_spans(text: str, rules: list[tuple[str, str]]) -> list[tuple[int, int
         if start >= last:  # finditer goes on after the previous match
             spans.append((start, found[start]))
             last = found[start]
+    return spans
+
+
+_OTHER = re.compile(r"[^\x00-\x7f]")
+_WORD = re.compile(r"\w")
+
+
+def _ascii_copy(text: str) -> str:
+    """The text with each character outside ASCII replaced by "_" if it is a word character
+    (so that it joins its word) or else by a space: the same length and word bounds."""
+    return _OTHER.sub(lambda m: "_" if _WORD.match(m.group()) else " ", text)
+
+
+def _non_ascii_words(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each word holding a character outside ASCII."""
+    spans: list[tuple[int, int]] = []
+    for found in _OTHER.finditer(text):
+        at = found.start()
+        if (spans and at < spans[-1][1]) or not _WORD.match(text, at):
+            continue
+        start = at
+        while start > 0 and _WORD.match(text, start - 1):
+            start -= 1
+        spans.append((start, _WORD_TAIL.match(text, at).end()))
     return spans
 
 
@@ -109,13 +130,19 @@ class Highlighter:
             if self._rules is not None:
                 return _ascii_spans(text, self._rules)
             return [m.span() for m in self.pattern.finditer(text)]
-        spans = [m.span() for m in self.pattern.finditer(text)]
         # Words with accents or in other scripts are folded one by one (keeping the original
-        # offsets); the plain ASCII words keep the pattern's own matches: folding them would
-        # only lower their case, which the pattern ignores anyway.
-        spans = [(start, end) for start, end in spans if text[start:end].isascii()]
-        spans += [w.span() for w in _NON_ASCII_WORD.finditer(text)
-                  if self.pattern.fullmatch(fold(w.group()))]
+        # offsets); the plain ASCII words keep the matches of the ASCII rules, found in a copy
+        # where every other character is a stand-in of its kind (a letter for a letter, a
+        # space for the rest), so words keep their bounds and a match that takes one in is
+        # dropped. The pattern's alternation tried at every character cost ~1 ms an abstract.
+        if self._rules is not None:
+            spans = [(start, end) for start, end in _ascii_spans(_ascii_copy(text), self._rules)
+                     if text[start:end].isascii()]
+        else:
+            spans = [m.span() for m in self.pattern.finditer(text)
+                     if text[m.start():m.end()].isascii()]
+        spans += [span for span in _non_ascii_words(text)
+                  if self.pattern.fullmatch(fold(text[span[0]:span[1]]))]
         return sorted(spans)
 
     def mark(self, text: str, spans: list[tuple[int, int]] | None = None) -> str:
@@ -134,10 +161,13 @@ class Highlighter:
         """(plain, html) of the `words`-word window with the most matches, with ellipses;
         only the text's first WINDOW_CHARS are searched for it."""
         text, cut = window(text)
-        if self.pattern is None or not self._any(text):
+        if self.pattern is None:
             return self._lead(text, words, cut)
-        text = " ".join(text.split())  # whitespace collapsed: one space between words
-        spans = self._spans(text)  # found once: the window's marks are a slice of them
+        collapsed = " ".join(text.split())  # whitespace collapsed: one space between words
+        spans = self._spans(collapsed)  # found once: the window's marks are a slice of them
+        if not spans:
+            return self._lead(text, words, cut)
+        text = collapsed
         pieces = text.split(" ")
         if len(pieces) <= words:
             tail = "…" if cut else ""
@@ -160,11 +190,6 @@ class Highlighter:
         suffix = "…" if end < len(text) or cut else ""
         return (prefix + piece + suffix,
                 html.escape(prefix) + self.mark(piece, inside) + html.escape(suffix))
-
-    def _any(self, text: str) -> bool:
-        if text.isascii() and self._rules is None:
-            return self.pattern is not None and self.pattern.search(text) is not None
-        return bool(self._spans(text))
 
     @staticmethod
     def _lead(text: str, words: int, cut: bool = False) -> tuple[str, str]:

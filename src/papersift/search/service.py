@@ -17,8 +17,8 @@ from papersift.search.hybrid import (
     DEFAULT_FUSION,
     FusionParams,
     feedback_vector,
+    fused_scores,
     rrf,
-    score_fusion,
 )
 from papersift.search.keyword import (
     KeywordPlan,
@@ -225,41 +225,112 @@ def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best."""
     # The keyword candidates' vectors serve both rounds (read from the index once).
-    present, vectors = index.vectors([pk for pk, _ in kw_ranked])
-    known = dict(zip(present, vectors, strict=True))
-    fused, kw_scores, sem_scores = _fuse(known, query_vector, kw_ranked, kw_all, sem_ranked,
-                                         fusion.keyword_weight)
-    if query_vector is None or not fusion.feedback_docs or not fused:
-        return fused, kw_scores, sem_scores
-    best = dict(fused[:fusion.feedback_docs])
-    unknown = [pk for pk in best if pk not in known]
+    keyword = _Side.of(kw_all)
+    known = _Known(*index.vectors([pk for pk, _ in kw_ranked]))
+    kw_pks = np.fromiter((pk for pk, _ in kw_ranked), dtype=np.int64, count=len(kw_ranked))
+    fused = _fuse(known, query_vector, kw_pks, keyword, _Side.of(sem_ranked),
+                  fusion.keyword_weight)
+    if query_vector is None or not fusion.feedback_docs or not len(fused.ids):
+        return fused.result()
+    best = fused.order[:fusion.feedback_docs]
+    top_pks, top_scores = fused.ids[best], fused.scores[best]
+    unknown = [pk for pk in top_pks.tolist() if not known.has(pk)]
     if unknown:
-        present, vectors = index.vectors(unknown)
-        known.update(zip(present, vectors, strict=True))
-    top = [pk for pk in best if pk in known]
-    if not top:
-        return fused, kw_scores, sem_scores
-    moved = feedback_vector(query_vector, np.stack([known[pk] for pk in top]),
-                            [best[pk] for pk in top], fusion.feedback_weight,
+        known = known.plus(*index.vectors(unknown))
+    present = np.asarray([known.has(pk) for pk in top_pks.tolist()], dtype=bool)
+    if not present.any():
+        return fused.result()
+    moved = feedback_vector(query_vector, known.get(top_pks[present]),
+                            top_scores[present].tolist(), fusion.feedback_weight,
                             fusion.feedback_temperature)
-    sem_ranked = index.search(moved, pool)
-    return _fuse(known, moved, kw_ranked, kw_all, sem_ranked, fusion.keyword_weight)
+    return _fuse(known, moved, kw_pks, keyword, _Side.of(index.search(moved, pool)),
+                 fusion.keyword_weight).result()
 
 
-def _fuse(known: dict[int, np.ndarray], query_vector: np.ndarray | None,
-          kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
-          sem_ranked: list[tuple[int, float]], keyword_weight: float,
-          ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
-    """Score fusion of the union of both sides' candidates, each scored on both sides, so one
-    side's silence is a measured 0, not a gap (`known`: the keyword candidates' vectors)."""
-    sem_scores = dict(sem_ranked)
-    candidates = list(dict.fromkeys([pk for pk, _ in kw_ranked] + [pk for pk, _ in sem_ranked]))
-    kw_scores = {pk: kw_all[pk] for pk in candidates if pk in kw_all}
-    missing_sem = [pk for pk in candidates if pk not in sem_scores and pk in known]
-    if query_vector is not None and missing_sem:
-        matrix = np.stack([known[pk] for pk in missing_sem])
-        sem_scores.update(zip(missing_sem, dot(matrix, query_vector).tolist(), strict=True))
-    return score_fusion(kw_scores, sem_scores, keyword_weight), kw_scores, sem_scores
+class _Side:
+    """One side's scores as sorted pks and their scores (lookups by searchsorted)."""
+
+    def __init__(self, pks: np.ndarray, scores: np.ndarray) -> None:
+        order = np.argsort(pks, kind="stable")
+        self.pks, self.scores = pks[order], scores[order]
+
+    @classmethod
+    def of(cls, items: dict[int, float] | list[tuple[int, float]]) -> _Side:
+        pairs = items.items() if isinstance(items, dict) else items
+        pks = np.fromiter((pk for pk, _ in pairs), dtype=np.int64, count=len(items))
+        scores = np.fromiter((s for _, s in pairs), dtype=np.float64, count=len(items))
+        return cls(pks, scores)
+
+    def lookup(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(found, scores) of these ids (0 where not found)."""
+        if not len(self.pks):
+            return np.zeros(len(ids), bool), np.zeros(len(ids))
+        at = np.minimum(np.searchsorted(self.pks, ids), len(self.pks) - 1)
+        found = self.pks[at] == ids
+        return found, np.where(found, self.scores[at], 0.0)
+
+
+class _Known:
+    """Vectors read from the index, by pk."""
+
+    def __init__(self, pks: list[int], vectors: np.ndarray) -> None:
+        self.row = {pk: i for i, pk in enumerate(pks)}
+        self.vectors = vectors
+
+    def has(self, pk: int) -> bool:
+        return pk in self.row
+
+    def get(self, pks: np.ndarray) -> np.ndarray:
+        return self.vectors[[self.row[pk] for pk in pks.tolist()]]
+
+    def plus(self, pks: list[int], vectors: np.ndarray) -> _Known:
+        new = [pk for pk in pks if pk not in self.row]
+        if not new:
+            return self
+        keep = vectors[[i for i, pk in enumerate(pks) if pk not in self.row]]
+        if self.row:
+            keep = np.concatenate([self.vectors, keep])
+        return _Known([*self.row, *new], keep)
+
+
+@dataclass
+class _Fused:
+    ids: np.ndarray        # the candidates (sorted pks)
+    scores: np.ndarray     # fused score of each
+    order: np.ndarray      # indices, best first (ties by pk)
+    kw: np.ndarray         # bm25 (0: none)
+    has_kw: np.ndarray
+    sem: np.ndarray        # cosine
+    has_sem: np.ndarray
+
+    def result(self) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+        ids = self.ids.tolist()
+        ranked = list(zip(self.ids[self.order].tolist(), self.scores[self.order].tolist(),
+                          strict=True))
+        kw = {pk: s for pk, s, h in zip(ids, self.kw.tolist(), self.has_kw.tolist(), strict=True)
+              if h}
+        sem = {pk: s for pk, s, h in zip(ids, self.sem.tolist(), self.has_sem.tolist(),
+                                         strict=True) if h}
+        return ranked, kw, sem
+
+
+def _fuse(known: _Known, query_vector: np.ndarray | None, kw_pks: np.ndarray, keyword: _Side,
+          semantic: _Side, keyword_weight: float) -> _Fused:
+    """Score fusion of the union of both sides' candidates (the keyword side's best `kw_pks`,
+    every semantic one), each scored on both sides, so one side's silence is a measured 0,
+    not a gap: a candidate the semantic side did not return gets its cosine from its vector
+    (`known`: the keyword candidates'), one the keyword side ranked past `kw_pks` its bm25."""
+    ids = np.union1d(kw_pks, semantic.pks)
+    has_kw, kw = keyword.lookup(ids)
+    has_sem, sem = semantic.lookup(ids)
+    if query_vector is not None:
+        missing = [i for i, pk in enumerate(ids.tolist()) if not has_sem[i] and known.has(pk)]
+        if missing:
+            sem[missing] = dot(known.get(ids[missing]), query_vector).astype(np.float64)
+            has_sem[missing] = True
+    scores = fused_scores(kw, sem, has_sem, keyword_weight)
+    order = np.lexsort((ids, -scores))
+    return _Fused(ids, scores, order, kw, has_kw, sem, has_sem)
 
 
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],

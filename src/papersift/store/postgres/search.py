@@ -157,29 +157,18 @@ class Search(Concern):
             return {token: just[1][token] for token in tokens}, just[2]
         return self._read_statistics(tokens)
 
-    def _counts(self, queries: dict[str, str], size: int) -> dict[str, int]:
-        """{key: papers matching its tsquery text (a prefix's)}, cached per database and
-        read again when the store (of `size`, its highest pk) has grown by 2,000 papers
-        (counts drift slowly)."""
-        if not queries:
+    def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
+        """{"prefix:" + prefix: papers holding a word of the prefix}, from the lexicon: the sum
+        of its words' paper counts (a paper with two of them counts twice), at most `size`.
+        Counting the matches of the tsquery instead read every matching row: 0.8 s for a
+        common prefix the first time a process met it, at 30,000 papers (issue 36)."""
+        if not prefixes:
             return {}
-        generation = size // 2000
-        with _COUNTS_LOCK:
-            cache = _DOC_COUNTS.setdefault(self.location, {})
-            found = {k: c[0] for k in queries if (c := cache.get(k)) and c[1] == generation}
-        wanted = [k for k in queries if k not in found]
-        if wanted:
-            counted = self.rows(
-                "SELECT (SELECT count(*) FROM papers WHERE fts @@ q::tsquery)"
-                " FROM unnest(%s::text[]) WITH ORDINALITY AS u(q, i) ORDER BY i",
-                ([queries[k] for k in wanted],))
-            with _COUNTS_LOCK:
-                if len(cache) > _DOC_COUNTS_MAX:
-                    cache.clear()
-                for key, (count,) in zip(wanted, counted, strict=True):
-                    cache[key] = (int(count), generation)
-                    found[key] = int(count)
-        return found
+        rows = self.rows(
+            "SELECT u.i, (SELECT coalesce(sum(papers), 0) FROM lexicon"
+            " WHERE lexeme >= u.p AND lexeme < u.p || chr(1114111))"
+            " FROM unnest(%s::text[]) WITH ORDINALITY AS u(p, i)", (prefixes,))
+        return {f"prefix:{prefixes[int(i) - 1]}": min(int(n), max(size, 0)) for i, n in rows}
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
         """Terms in [prefix, prefix + U+10FFFF), in term order, from the lexicon (byte order,
@@ -219,12 +208,11 @@ class Search(Concern):
             if not term.prefix:
                 per_term[i] = next(it)
         counts, size = self._statistics(sorted({tok for toks in per_term.values() for tok in toks}))
-        counts |= self._counts({f"prefix:{t.text}": f"{quote_lexeme(t.text)}:*"
-                                for t in terms if t.prefix}, size)
+        counts |= self._prefix_counts([t.text.lower() for t in terms if t.prefix], size)
         documents = max(size, 1)
         result = []
         for i, term in enumerate(terms):
-            keys = per_term.get(i, [f"prefix:{term.text}"])
+            keys = per_term.get(i, [f"prefix:{term.text.lower()}"])
             matching = min((counts.get(k, 0) for k in keys), default=0)
             result.append(idf(documents, matching))
         return result, size

