@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from papersift.cli.main import app
-from papersift.search import Embed, search, similar_papers
+from papersift.search import Embed, ann, search, similar_papers
 from papersift.search.ann import SavedVectors, VectorIndex, load_index, update_index
 from papersift.search.embed import LocalEmbedder
 from papersift.search.neighbours import (
@@ -318,3 +318,14 @@ def test_cli_embed_search_and_eval(tmp_path: Path, search_settings: Settings) ->
     result = runner.invoke(app, [*base, "eval", "search", "--corpus", str(tmp_path / "nope"),
                                  "--queries", str(queries), "--qrels", str(qrels)])
     assert result.exit_code == 2 and "not found" in result.output
+
+
+def test_dot_takes_one_vector_or_several() -> None:
+    # The feed multiplies candidates by every liked paper at once (a matrix), search by one
+    # query vector; both go through ann.dot, small or large.
+    rng = np.random.default_rng(3)
+    for rows in (10, ann.SMALL_PRODUCT + 1):
+        matrix = rng.standard_normal((rows, 8)).astype(np.float32)
+        vector, vectors = matrix[0], matrix[:3].T
+        assert np.allclose(ann.dot(matrix, vector), matrix @ vector, atol=1e-5)
+        assert np.allclose(ann.dot(matrix, vectors), matrix @ vectors, atol=1e-5)

@@ -161,7 +161,7 @@ def dot(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """matrix @ vector (or a few vectors) on one BLAS thread: such a product gains nothing from
     more, and on busy cores the extra thread's wake-ups cost ten times the product itself."""
     global _blas
-    if matrix.ndim == 2 and matrix.shape[0] <= SMALL_PRODUCT:
+    if matrix.ndim == 2 and vector.ndim == 1 and matrix.shape[0] <= SMALL_PRODUCT:
         return np.einsum("ij,j->i", matrix, vector)  # no BLAS, so no thread to limit
     if _blas is None:
         _blas = ThreadpoolController()
