@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 
 from papersift.summarize.person import strip_openers
-from papersift.summarize.text import _RE_WORD as _RE_TOKEN
 from papersift.summarize.text import Caseless, fold, tokens
 
 BACKGROUND, CONTRIBUTION, METHOD, RESULT, OTHER = "background", "contribution", "method", "result", "other"
@@ -192,13 +191,19 @@ def _content_tokens(text: str, folded: str | None) -> set[str]:
     lower-casing a text fold() keeps makes no ASCII character (checked over all of Unicode)."""
     if folded is None:
         return content_tokens(text)
-    return {t for t in _RE_TOKEN.findall(folded) if t not in _STOP and len(t) > 2}
+    return set(_RE_LONG_TOKEN.findall(folded)) - _STOP
+
+
+# text.tokens' pattern for its tokens of three characters or more: a shorter run of its
+# characters fails at its start and at every later place in it; a longer one is taken whole.
+_RE_LONG_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']{2,}")
 
 
 def _feature_values(
     text: str, index: int, count: int, title_tokens: set[str], role: str,
     sentence_tokens: set[str] | None, centrality: float, strong: bool | None,
     context: DocumentContext, folded: str | None, n_words: int, has_number: bool,
+    title_pairs: tuple[str, ...] | None = None,
 ) -> tuple[float, ...]:
     """features() as values in the order of FEATURES: the writer sums them without a dict."""
     if sentence_tokens is None:
@@ -207,6 +212,8 @@ def _feature_values(
     if strong is None:
         strong = bool(_RE_STRONG_CUE.search(text, folded))
     title_bigrams = context.title_bigrams
+    if title_pairs is None:
+        title_pairs = _pairs(title_bigrams)
     return (
         float(index == 0),
         float(index == 1),
@@ -232,16 +239,23 @@ def _feature_values(
         float(bool(_RE_STARTS_WE_PROPOSE.match(strip_openers(text)))),
         float(":" in text),
         float(has_number),
-        (len(_bigrams(text, folded) & title_bigrams) / len(title_bigrams)
+        (_shared_bigrams(text, folded, title_pairs) / len(title_bigrams)
          if title_bigrams else 0.0),
         float(index == context.first_we),
     )
 
 
-def _bigrams(text: str, folded: str | None) -> set[tuple[str, str]]:
-    """bigrams(text), given folded = fold(text) (text.lower() when not None)."""
-    lowered = (folded if folded is not None else text.lower()).split()
-    return set(zip(lowered, lowered[1:], strict=False))
+def _pairs(title_bigrams: frozenset[tuple[str, str]]) -> tuple[str, ...]:
+    """Each title bigram as ' first second ', for _shared_bigrams."""
+    return tuple(f" {first} {second} " for first, second in title_bigrams)
+
+
+def _shared_bigrams(text: str, folded: str | None, title_pairs: tuple[str, ...]) -> int:
+    """len(bigrams(text) & title_bigrams), given folded = fold(text) (text.lower() when not
+    None): words hold no space, so ' a b ' is in the words joined by spaces just where they
+    hold a, b in a row; a title has a handful of bigrams, a sentence dozens."""
+    joined = " " + " ".join((folded if folded is not None else text.lower()).split()) + " "
+    return sum(pair in joined for pair in title_pairs)
 
 
 def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str, float]]]:
@@ -270,6 +284,7 @@ def _feature_rows(sentences: list[str], title: str
         first_we=next((i for i, t in enumerate(sentences) if _RE_WE_WORD.search(t, folds[i])), None),
         title_bigrams=frozenset(bigrams(title)),
     )
+    title_pairs = _pairs(context.title_bigrams)
     rows = []
     for index, text in enumerate(sentences):
         token_set = token_sets[index]
@@ -279,7 +294,7 @@ def _feature_rows(sentences: list[str], title: str
         has_number = bool(_RE_NUMBER.search(text))
         rows.append((roles_[index], _feature_values(
             text, index, count, title_tokens, roles_[index], token_set, centrality, strongs[index],
-            context, folds[index], n_words, has_number), n_words, has_number))
+            context, folds[index], n_words, has_number, title_pairs), n_words, has_number))
     return rows
 
 
