@@ -141,8 +141,9 @@ def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     invented = sorted(numbers_in(text) - source.numbers, key=lambda n: (len(n), n))
     if invented:
         reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
+    # (A piece all in lower case has no ASCII capital, which name_like needs: most pieces.)
     foreign = [p for p in dict.fromkeys(_pieces(text))
-               if name_like(p) and not _known_name(p, source.names)]
+               if not p.islower() and name_like(p) and not _known_name(p, source.names)]
     if foreign:
         reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
     persons = first_person(text)

@@ -159,6 +159,15 @@ _RE_WE = Caseless(r"\b(?:we|our)\b", needs=("we", "our"))
 _RE_WE_WORD = Caseless(r"\bwe\b", needs=("we",))
 
 
+# The features in the order features() names them (WEIGHTS' order, less the bias).
+FEATURES = (
+    "first", "second", "last", "relpos", "title", "strong", "contribution", "result", "method",
+    "background", "we", "long", "short", "central", "novel", "propose", "words", "modal_we",
+    "title_n", "first_strong", "first_contribution", "starts_we_propose", "has_colon",
+    "has_number", "title_bigram", "first_we",
+)
+
+
 def features(
     text: str, index: int, count: int, title_tokens: set[str], role: str,
     sentence_tokens: set[str] | None = None, centrality: float = 0.0, strong: bool | None = None,
@@ -169,56 +178,103 @@ def features(
     `centrality`: how many other sentences share this one's content words, on average;
     `context`: where the abstract's first contribution cues are, and the title's bigrams.
     """
-    context = context or DocumentContext()
     if folded is None:
         folded = fold(text)
+    return dict(zip(FEATURES, _feature_values(
+        text, index, count, title_tokens, role, sentence_tokens, centrality, strong,
+        context or DocumentContext(), folded, len(text.split()), bool(_RE_NUMBER.search(text))),
+        strict=True))
+
+
+def _content_tokens(text: str, folded: str | None) -> set[str]:
+    """content_tokens(text), given folded = fold(text): the token pattern is ASCII, and
+    lower-casing a text fold() keeps makes no ASCII character (checked over all of Unicode)."""
+    if folded is None:
+        return content_tokens(text)
+    return set(_RE_LONG_TOKEN.findall(folded)) - _STOP
+
+
+# text.tokens' pattern for its tokens of three characters or more: a shorter run of its
+# characters fails at its start and at every later place in it; a longer one is taken whole.
+_RE_LONG_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-']{2,}")
+
+
+def _feature_values(
+    text: str, index: int, count: int, title_tokens: set[str], role: str,
+    sentence_tokens: set[str] | None, centrality: float, strong: bool | None,
+    context: DocumentContext, folded: str | None, n_words: int, has_number: bool,
+    title_pairs: tuple[str, ...] | None = None,
+) -> tuple[float, ...]:
+    """features() as values in the order of FEATURES: the writer sums them without a dict."""
     if sentence_tokens is None:
-        sentence_tokens = content_tokens(text)
-    overlap = len(sentence_tokens & title_tokens) / len(title_tokens) if title_tokens else 0.0
-    n_words = len(text.split())
+        sentence_tokens = _content_tokens(text, folded)
+    shared = len(sentence_tokens & title_tokens)
     if strong is None:
         strong = bool(_RE_STRONG_CUE.search(text, folded))
-    return {
-        "first": float(index == 0),
-        "second": float(index == 1),
-        "last": float(index == count - 1 and count > 1),
-        "relpos": index / max(1, count - 1),
-        "title": overlap,
-        "strong": float(strong),
-        "contribution": float(role == CONTRIBUTION),
-        "result": float(role == RESULT),
-        "method": float(role == METHOD),
-        "background": float(role == BACKGROUND),
-        "we": float(bool(_RE_WE.search(text, folded))),
-        "long": float(n_words > 40),
-        "short": float(n_words < 8),
-        "central": centrality,
-        "novel": float(bool(_RE_NOVEL.search(text, folded))),
-        "propose": float(bool(_RE_PROPOSE.search(text, folded))),
-        "words": min(n_words, 60) / 60,
-        "modal_we": float(bool(_RE_MODAL_WE.search(text, folded))),
-        "title_n": len(sentence_tokens & title_tokens) / max(1, len(sentence_tokens)),
-        "first_strong": float(index == context.first_strong),
-        "first_contribution": float(index == context.first_contribution),
-        "starts_we_propose": float(bool(_RE_STARTS_WE_PROPOSE.match(strip_openers(text)))),
-        "has_colon": float(":" in text),
-        "has_number": float(bool(_RE_NUMBER.search(text))),
-        "title_bigram": (len(bigrams(text) & context.title_bigrams) / len(context.title_bigrams)
-                         if context.title_bigrams else 0.0),
-        "first_we": float(index == context.first_we),
-    }
+    title_bigrams = context.title_bigrams
+    if title_pairs is None:
+        title_pairs = _pairs(title_bigrams)
+    return (
+        float(index == 0),
+        float(index == 1),
+        float(index == count - 1 and count > 1),
+        index / max(1, count - 1),
+        shared / len(title_tokens) if title_tokens else 0.0,
+        float(strong),
+        float(role == CONTRIBUTION),
+        float(role == RESULT),
+        float(role == METHOD),
+        float(role == BACKGROUND),
+        float(bool(_RE_WE.search(text, folded))),
+        float(n_words > 40),
+        float(n_words < 8),
+        centrality,
+        float(bool(_RE_NOVEL.search(text, folded))),
+        float(bool(_RE_PROPOSE.search(text, folded))),
+        min(n_words, 60) / 60,
+        float(bool(_RE_MODAL_WE.search(text, folded))),
+        shared / max(1, len(sentence_tokens)),
+        float(index == context.first_strong),
+        float(index == context.first_contribution),
+        float(bool(_RE_STARTS_WE_PROPOSE.match(strip_openers(text)))),
+        float(":" in text),
+        float(has_number),
+        (_shared_bigrams(text, folded, title_pairs) / len(title_bigrams)
+         if title_bigrams else 0.0),
+        float(index == context.first_we),
+    )
+
+
+def _pairs(title_bigrams: frozenset[tuple[str, str]]) -> tuple[str, ...]:
+    """Each title bigram as ' first second ', for _shared_bigrams."""
+    return tuple(f" {first} {second} " for first, second in title_bigrams)
+
+
+def _shared_bigrams(text: str, folded: str | None, title_pairs: tuple[str, ...]) -> int:
+    """len(bigrams(text) & title_bigrams), given folded = fold(text) (text.lower() when not
+    None): words hold no space, so ' a b ' is in the words joined by spaces just where they
+    hold a, b in a row; a title has a handful of bigrams, a sentence dozens."""
+    joined = " " + " ".join((folded if folded is not None else text.lower()).split()) + " "
+    return sum(pair in joined for pair in title_pairs)
 
 
 def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str, float]]]:
     """(role, features) of every sentence of an abstract, in order."""
-    title_tokens = content_tokens(title)
+    return [(role, dict(zip(FEATURES, values, strict=True)))
+            for role, values, _words, _number in _feature_rows(sentences, title)]
+
+
+def _feature_rows(sentences: list[str], title: str
+                  ) -> list[tuple[str, tuple[float, ...], int, bool]]:
+    """(role, feature values, words, has a digit) of every sentence of an abstract, in order."""
+    title_tokens = _content_tokens(title, fold(title))
     count = len(sentences)
-    token_sets = [content_tokens(text) for text in sentences]
+    folds = [fold(text) for text in sentences]
+    token_sets = [_content_tokens(text, folds[i]) for i, text in enumerate(sentences)]
     document_frequency: dict[str, int] = {}
     for token_set in token_sets:
         for token in token_set:
             document_frequency[token] = document_frequency.get(token, 0) + 1
-    folds = [fold(text) for text in sentences]
     strongs = [bool(_RE_STRONG_CUE.search(text, folds[i])) for i, text in enumerate(sentences)]
     roles_ = [classify(text, index, count, strongs[index], folds[index])
               for index, text in enumerate(sentences)]
@@ -228,28 +284,35 @@ def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str,
         first_we=next((i for i, t in enumerate(sentences) if _RE_WE_WORD.search(t, folds[i])), None),
         title_bigrams=frozenset(bigrams(title)),
     )
-    table = []
+    title_pairs = _pairs(context.title_bigrams)
+    rows = []
     for index, text in enumerate(sentences):
         token_set = token_sets[index]
         centrality = (sum(document_frequency[t] - 1 for t in token_set) / max(1, len(token_set))
                       / max(1, count - 1))
-        table.append((roles_[index], features(
+        n_words = len(text.split())
+        has_number = bool(_RE_NUMBER.search(text))
+        rows.append((roles_[index], _feature_values(
             text, index, count, title_tokens, roles_[index], token_set, centrality, strongs[index],
-            context, folds[index])))
-    return table
+            context, folds[index], n_words, has_number, title_pairs), n_words, has_number))
+    return rows
 
 
 def analyse(sentences: list[str], title: str) -> list[Sentence]:
     """Role and salience of every sentence of an abstract."""
     analysed = []
-    for index, (text, (role, feats)) in enumerate(
-            zip(sentences, feature_table(sentences, title), strict=True)):
+    weights = tuple(map(WEIGHTS.__getitem__, FEATURES))
+    for index, (text, (role, values, n_words, has_number)) in enumerate(
+            zip(sentences, _feature_rows(sentences, title), strict=True)):
         # The same products summed in the same order as over WEIGHTS by name: the same score.
-        score = WEIGHTS["bias"] + sum(map(operator.mul, map(WEIGHTS.__getitem__, feats), feats.values()))
+        score = WEIGHTS["bias"] + sum(map(operator.mul, weights, values))
         analysed.append(Sentence(
-            text=text, index=index, role=role, score=score, words=len(text.split()),
-            has_number=bool(_RE_NUMBER.search(text)),
+            text=text, index=index, role=role, score=score, words=n_words,
+            has_number=has_number,
             has_result_number=bool(_RE_PERCENT.search(text)) or (
-                role == RESULT and bool(re.search(r"\d+\.\d+|\d+\s?%", text))),
+                role == RESULT and bool(_RE_RESULT_NUMBER.search(text))),
         ))
     return analysed
+
+
+_RE_RESULT_NUMBER = re.compile(r"\d+\.\d+|\d+\s?%")
