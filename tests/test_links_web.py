@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import feedparser
@@ -24,9 +23,8 @@ from papersift.store import open_store
 from papersift.web import urls
 from papersift.web.export import build_site
 from tests.test_links_store import WORDS, _ingest, _records, _topics
-from tests.web_helpers import LiveServer, free_port
+from tests.web_helpers import ARTIFACTS, LiveServer, chromium, console_errors, free_port
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PASSWORD = "a long enough password 34"
 
 
@@ -126,18 +124,9 @@ def test_the_static_export_holds_threads_and_briefs(site: Any) -> None:
 
 
 def test_the_pages_in_chromium(site: Any) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = chromium.new_page(viewport={"width": 1000, "height": 1400})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1000, "height": 1400})
+        errors = console_errors(page)
         page.goto(site.url + urls.topic_latest_week("language"))
         assert page.locator("section.five .pick").count() >= 1
         # The busiest week of the fixture: five picks and a full brief.
@@ -157,7 +146,6 @@ def test_the_pages_in_chromium(site: Any) -> None:
         page.click("form.follow button")
         page.locator("form.follow button[aria-pressed=true]").wait_for(timeout=10_000)
         page.screenshot(path=str(ARTIFACTS / "thread.png"), full_page=True)
-        chromium.close()
     assert not errors, errors
     me = json.loads(site.client.get(urls.thread(site.thread_id) + ".json").text)
     assert me["thread"]["id"] == site.thread_id

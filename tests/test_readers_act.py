@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,9 +16,16 @@ from papersift.store import add_records, open_store
 from papersift.web import urls
 from papersift.web.reader_views import plural
 from tests.conftest import shared_file
-from tests.web_helpers import LiveServer, fill_store, free_port, write_fixture
+from tests.web_helpers import (
+    ARTIFACTS,
+    LiveServer,
+    chromium,
+    console_errors,
+    fill_store,
+    free_port,
+    write_fixture,
+)
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PASSWORD = "correct horse battery"
 JSON = {"accept": "application/json"}
 
@@ -250,20 +256,10 @@ def test_a_thin_window_widens_and_says_so(site: Any) -> None:
 
 @pytest.mark.browser
 def test_the_issue_scenario_in_chromium(site: Any) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = chromium.new_page(viewport={"width": 1000, "height": 1400})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1000, "height": 1400})
+        errors = console_errors(page)
         _scenario(site, page)
-        chromium.close()
     assert not errors, errors
 
 

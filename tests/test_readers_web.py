@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,14 +12,16 @@ from papersift.settings import load_settings
 from papersift.store import open_store
 from tests.conftest import shared_file
 from tests.web_helpers import (
+    ARTIFACTS,
     LiveServer,
+    chromium,
+    console_errors,
     fill_store,
     free_port,
     site_database_url,
     write_fixture,
 )
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 PASSWORD = "correct horse battery"
 
 
@@ -172,20 +173,10 @@ def test_a_rating_changes_the_next_feed(site: Any) -> None:
 
 @pytest.mark.browser
 def test_a_new_reader_signs_up_follows_rates_and_tells_papersift(site: Any) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = chromium.new_page(viewport={"width": 1000, "height": 1400})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1000, "height": 1400})
+        errors = console_errors(page)
         _walk(site, page)
-        chromium.close()
     assert not errors, errors
 
 

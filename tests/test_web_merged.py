@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -17,7 +16,7 @@ from papersift.summarize.stage import Summarize
 from papersift.web.app import create_app
 from tests.test_store_merges import arxiv, journal, preprint
 from tests.upstream_journals import Journals
-from tests.web_helpers import LiveServer
+from tests.web_helpers import ARTIFACTS, CHROMIUM, LiveServer, chromium, console_errors
 
 pytestmark = pytest.mark.backends("sqlite", "postgresql")
 
@@ -65,7 +64,6 @@ def test_a_paper_without_an_abstract_says_so_and_gets_no_blurb(store: Store,
     assert 'href="https://doi.org/10.1002/ece3.2314"' in page
 
 
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 
 
 def test_a_merged_paper_page_in_chromium(store: Store, settings: Settings,
@@ -74,8 +72,8 @@ def test_a_merged_paper_page_in_chromium(store: Store, settings: Settings,
     servers) and an arXiv copy: one page listing the three, screenshot for a reader's eye."""
     if store_backend != "sqlite":
         pytest.skip("the page is the same on both backends (tested above); one screenshot")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
+    pytest.importorskip("playwright.sync_api")  # before the ingest, which a skip would waste
+    if not CHROMIUM.exists():
         pytest.skip("Debian chromium is not installed (apt-get install chromium)")
     with Journals() as server:
         wanted = settings.replace(**server.settings_overrides(page_size=50))
@@ -94,15 +92,9 @@ def test_a_merged_paper_page_in_chromium(store: Store, settings: Settings,
         versions=[(1, "2015-01-05"), (2, "2015-03-01")])])
     records = store.merges.paper_records(pid)
     assert len(records) == 3, records
-    ARTIFACTS.mkdir(exist_ok=True)
-    with LiveServer(settings) as site, sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", headless=True,
-            args=["--no-sandbox", "--disable-background-networking", "--disable-gpu",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"])
-        page = chromium.new_page(viewport={"width": 1000, "height": 1300})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    with LiveServer(settings) as site, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1000, "height": 1300})
+        errors = console_errors(page)
         page.goto(f"{site.url}/papers/1501.00042")
         assert page.url.endswith(f"/papers/{pid}")  # a merged record redirects to its paper
         listed = page.locator("section.records li.record")
@@ -113,5 +105,4 @@ def test_a_merged_paper_page_in_chromium(store: Store, settings: Settings,
         assert "arXiv · preprint · arXiv:1501.00042" in text
         assert text.count("Why one paper:") == 2
         page.screenshot(path=str(ARTIFACTS / "merged-paper.png"), full_page=True)
-        chromium.close()
     assert not errors, errors

@@ -8,8 +8,12 @@ import shutil
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from papersift.datadir import DataDir
 from papersift.search.onnx_export import MODEL_NAME
@@ -135,3 +139,35 @@ def site_database_url(request: Any) -> str:
     name = server.new_database()
     request.addfinalizer(lambda: server.drop_database(name))
     return server.url(name)
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's, driven by Playwright (no browser download here)
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+# No network, GPU, update or sync work of its own: a test's page talks only to its server.
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-gpu",
+                  "--disable-component-update", "--disable-sync", "--disable-quic",
+                  "--no-first-run"]
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless chromium for a browser test (skipped where Playwright or chromium is missing);
+    screenshots go to ARTIFACTS."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (apt-get install chromium)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                             args=CHROMIUM_FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def console_errors(page: Any) -> list[str]:
+    """The page's console errors, as they come (a test asserts the list stays empty)."""
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return errors
