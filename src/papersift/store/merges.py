@@ -97,22 +97,28 @@ def refresh_keys(db: Database, items: Sequence[PreparedRecord]) -> None:
     _late_links(db, [r for r in records if r.relations])
 
 
+def _papers_named(db: Database, wanted: set[str]) -> set[str]:
+    """Stored papers with one of these ids, or one of their DOIs ('doi:10...'), by papers'
+    id and DOI indexes."""
+    ids = sorted(i for i in wanted if not i.startswith("doi:"))
+    dois = sorted(i[4:] for i in wanted if i.startswith("doi:"))
+    found: set[str] = set()
+    if ids:
+        among, params = db.any_of("id", ids)
+        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    if dois:
+        among, params = db.any_of("lower(doi)", dois)
+        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    return found
+
+
 def _late_links(db: Database, records: Sequence[PaperRecord]) -> None:
     """Stored papers that a changed record now links to (a preprint that says, since, where
     it was published): one paper from now on, the later-stored one shown as part of the
     earlier (its own merged records follow it). Only links: a title changed on the way to
     the journal was already compared when the second record was stored."""
     for record in records:
-        wanted = {t for kind, t in record.relations if kind in SAME_WORK}
-        ids = sorted(i for i in wanted if not i.startswith("doi:"))
-        dois = sorted(i[4:] for i in wanted if i.startswith("doi:"))
-        found: set[str] = set()
-        if ids:
-            among, params = db.any_of("id", ids)
-            found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
-        if dois:
-            among, params = db.any_of("lower(doi)", dois)
-            found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+        found = _papers_named(db, {t for kind, t in record.relations if kind in SAME_WORK})
         stored = _stored_records(db, found | {record.id})
         me = stored.get(record.id)
         if me is None:
@@ -330,16 +336,8 @@ def _by_papers_indexes(db: Database, record: PaperRecord) -> set[str]:
     """Stored papers (of any source) a record of another source may be: by an identifier it
     carries or links to (papers' id and DOI indexes), or by its title (the title key's index,
     any first author: a range over the key's 'title|' prefix)."""
-    wanted = identifiers(record) | {t for kind, t in record.relations if kind in SAME_WORK}
-    ids = sorted(i for i in wanted if not i.startswith("doi:"))
-    dois = sorted(i[4:] for i in wanted if i.startswith("doi:"))
-    found: set[str] = set()
-    if ids:
-        among, params = db.any_of("id", ids)
-        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
-    if dois:
-        among, params = db.any_of("lower(doi)", dois)
-        found |= set(db.column(f"SELECT id FROM papers WHERE {among}", params))
+    found = _papers_named(db, identifiers(record)
+                          | {t for kind, t in record.relations if kind in SAME_WORK})
     halves: set[int] = set()
     for title in dict.fromkeys((record.title, inline_text(record.title))):
         key = norm_title_key(title, ["x"])
