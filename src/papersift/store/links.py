@@ -306,14 +306,11 @@ class Links(Concern):
 
     def get_brief(self, topic_id: int, week: str | None = None) -> dict[str, Any] | None:
         """A topic's brief of `week` (the payload, with built_at), or its latest one."""
-        if week is None:
-            row = self.db.one("SELECT payload, built_at FROM briefs WHERE topic_id = ?"
-                              " ORDER BY week DESC LIMIT 1", (int(topic_id),))
-        else:
-            row = self.db.one("SELECT payload, built_at FROM briefs WHERE topic_id = ?"
-                              " AND week = ?", (int(topic_id), week))
-        return None if row is None else json.loads(row["payload"]) | {"built_at":
-                                                                        row["built_at"]}
+        if week is None:  # the newest of briefs_of_topic
+            return next(iter(self.briefs_of_topic(topic_id, 1)), None)
+        row = self.db.one("SELECT payload, built_at FROM briefs WHERE topic_id = ? AND week = ?",
+                          (int(topic_id), week))
+        return None if row is None else json.loads(row["payload"]) | {"built_at": row["built_at"]}
 
     def brief_weeks(self, topic_id: int | None = None) -> list[str]:
         """Weeks with a brief (of this topic, or of any), newest first."""
