@@ -5,6 +5,7 @@ export, following a thread, the weekly digest's section; and the pages in chromi
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from typing import Any
 
@@ -84,6 +85,11 @@ def test_weekly_brief_pages_twins_and_feed(site: Any) -> None:
     assert cited <= {p["id"] for p in data["five"]}
     page = site.client.get(urls.topic_week("language", week)).text
     assert "Five to read" in page and "The week in brief" in page
+    # A sentence that names its paper links that id in place; it never says the id twice.
+    for sentence in re.findall(r'<span class="brief-sentence">(.*?)</span>', page, re.S):
+        for pid in set(re.findall(r'class="cite"[^>]*>\[?([^<\]]+)\]?</a>', sentence)):
+            assert re.sub(r"<[^>]+>", "", sentence).count(pid) == 1, sentence
+    assert any(part.get("cite") for s in data["brief"]["sentences"] for part in s["parts"])
     assert site.client.get(urls.topic_latest_week("language") + ".json").json()["week"] == latest
     feed = feedparser.parse(site.client.get(urls.topic_weeks("language") + ".atom").content)
     assert not feed.bozo and len(feed.entries) == len(site.weeks)

@@ -57,6 +57,11 @@ def test_category_pages_and_search_filters_on_a_mixed_store(store: Store, settin
         journal = client.get(f"/categories/{journals[0]}.json")
         arxiv = client.get("/categories/cs.LG.json")
     assert page.status_code == 200 and "Neuroscience (bioRxiv)" in page.text
+    # The footer credits every source the store holds, not arXiv alone.
+    assert ('papers from <a href="https://arxiv.org/">arXiv</a>, <a href="https://www.biorxiv.org/">'
+            'bioRxiv</a>, <a href="https://www.medrxiv.org/">medRxiv</a> and <a href='
+            '"https://www.crossref.org/">Crossref</a>;') in page.text
+    assert store.pages.category_namespaces(["biorxiv", "ecology"]) == ["", "biorxiv"]
     assert twin["title"] == "Neuroscience (bioRxiv)" and len(twin["papers"]) == min(
         neuro[0], len(twin["papers"])) and twin["papers"]
     assert journal.status_code == 200 and arxiv.status_code == 200

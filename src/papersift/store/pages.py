@@ -183,6 +183,15 @@ class Pages(Concern):
             "SELECT c.category, count(*) FROM paper_categories c JOIN papers p ON p.id = c.paper_id"
             f" WHERE {_LIVE} GROUP BY 1 ORDER BY 2 DESC, 1")]
 
+    def category_namespaces(self, namespaces: Sequence[str]) -> list[str]:
+        """Which of these namespaces ('biorxiv' for 'biorxiv/neuroscience') some paper's
+        category is in, and '' when some category has no namespace (arXiv's codes): one index
+        probe each, so a footer can ask on any size of store (retired papers count too)."""
+        probes = [("", "SELECT 1 FROM paper_categories WHERE category NOT LIKE '%/%'", ())]
+        probes += [(ns, "SELECT 1 FROM paper_categories WHERE category >= ? AND category < ?",
+                    (f"{ns}/", f"{ns}0")) for ns in namespaces]  # '0' sorts right after '/'
+        return [ns for ns, sql, params in probes if self.db.one(sql + " LIMIT 1", params)]
+
     # --------------------------------------------------------------- authors
     def find_author(self, slug: str) -> dict[str, Any] | None:
         """{id, name, slug} of an author."""

@@ -193,7 +193,7 @@ class Web:
                 return self.error(request, 404, f"{request.url.path} has no feed")
             return Response(atom_feed(data, self.site.settings.base_url, self.title),
                             media_type="application/atom+xml; charset=utf-8")
-        html = render_page(data, self.title, self.linker)
+        html = render_page(data, self.title, self.linker, sources=views.site_sources(self.site))
         return Response(html, media_type="text/html; charset=utf-8",
                         headers={"cache-control": "public, max-age=60"})
 
@@ -204,7 +204,9 @@ class Web:
                 "status": status, "path": request.url.path, "feed": None}
         if _format(request) in ("json", "atom"):
             return _json({"error": message, "status": status}, status)
-        return Response(render_page(data, self.title, self.linker), status_code=status,
+        page = render_page(data, self.title, self.linker,
+                           sources=views.site_sources(self.site, compute=False))
+        return Response(page, status_code=status,
                         media_type="text/html; charset=utf-8")
 
     def page(self, build: Callable[[Request], dict[str, Any]],
@@ -260,7 +262,8 @@ class Web:
                 return None
             shared = data if data is not None else build(request)
             mine = personalize(self.site, shared, session, here)
-            return shared, render_page(mine, self.title, self.linker)
+            return shared, render_page(mine, self.title, self.linker,
+                                       sources=views.site_sources(self.site))
 
         done = await run_in_threadpool(work)
         if done is None:

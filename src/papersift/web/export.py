@@ -94,8 +94,8 @@ def build_site(settings: Settings, out: Path | str, on_progress: OnProgress = no
     for path, data in _pages(site):
         target = out / static_file(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_page(data, title, Linker(static_from=path), static_site=True),
-                          encoding="utf-8")
+        target.write_text(render_page(data, title, Linker(static_from=path), static_site=True,
+                                      sources=views.site_sources(site)), encoding="utf-8")
         pages += 1
         feed = data.get("feed")
         # A page that points at another page's feed (a weekly brief at its topic's briefs)

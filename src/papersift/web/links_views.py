@@ -68,6 +68,26 @@ def _growth_line(growth: dict[str, Any]) -> str:
     return f"{papers} {noun} this week, {trend} the mean of the four weeks before ({mean:g})"
 
 
+def _cited_sentence(text: str, cites: list[dict[str, Any]]) -> dict[str, Any]:
+    """A brief sentence split into parts, where an id the sentence names is its citation link:
+    "Zhang et al. (2601.01234) show ..." links the id in place instead of repeating it as
+    "[2601.01234]" at the end; cites the text does not name are appended (`after`)."""
+    by_id = {c["id"]: c for c in cites}
+    named = [c for c in by_id if c in text]
+    parts: list[dict[str, Any]] = []
+    if named:
+        pattern = "|".join(re.escape(c) for c in sorted(named, key=len, reverse=True))
+        at = 0
+        for match in re.finditer(pattern, text):
+            parts += [{"text": text[at:match.start()]}, {"cite": by_id[match.group()]}]
+            at = match.end()
+        parts.append({"text": text[at:]})
+    else:
+        parts.append({"text": text})
+    return {"text": text, "cites": cites, "parts": [p for p in parts if p.get("text") != ""],
+            "after": [c for c in cites if c["id"] not in named]}
+
+
 def _brief_page(site: Site, topic: dict[str, Any], brief: dict[str, Any],
                 path: str) -> dict[str, Any]:
     slug, week = topic["slug"], brief["week"]
@@ -77,9 +97,9 @@ def _brief_page(site: Site, topic: dict[str, Any], brief: dict[str, Any],
     at = weeks.index(week) if week in weeks else -1
     older = weeks[at + 1] if 0 <= at < len(weeks) - 1 else None
     newer = weeks[at - 1] if at > 0 else None
-    sentences = [{"text": s["text"], "cites": [
+    sentences = [_cited_sentence(s["text"], [
         {"id": c, "url": urls.paper(c), "title": cards[c]["title"] if c in cards else c}
-        for c in s["cites"]]} for s in brief["brief"]["sentences"]]
+        for c in s["cites"]]) for s in brief["brief"]["sentences"]]
     return {
         "page": "brief", "title": f"{topic['label']}: the week {week}", "path": path,
         "feed": urls.feed(urls.topic_weeks(slug)),

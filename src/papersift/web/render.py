@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,9 @@ class Linker:
 
 
 def render_page(data: dict[str, Any], site_title: str, linker: Linker,
-                static_site: bool = False) -> str:
+                static_site: bool = False, sources: Sequence[Mapping[str, str]] = ()) -> str:
+    """The page's HTML; `sources` ({name, url}) are the sites its footer credits (arXiv alone
+    when empty)."""
     template = environment().get_template(TEMPLATES[data["page"]])
-    return template.render(d=data, site_title=site_title, link=linker, static_site=static_site)
+    return template.render(d=data, site_title=site_title, link=linker, static_site=static_site,
+                           sources=sources or [{"name": "arXiv", "url": "https://arxiv.org/"}])

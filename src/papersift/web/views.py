@@ -77,6 +77,11 @@ class Site:
         self._cache[key] = (now, value)
         return value
 
+    def peek(self, key: str) -> Any:
+        """What `cached` last computed for key, however old, or None."""
+        hit = self._cache.get(key)
+        return hit[1] if hit else None
+
     @property
     def page_size(self) -> int:
         return max(1, int(self.settings.page_size_web))
@@ -322,6 +327,26 @@ def category_sizes(site: Site) -> list[tuple[str, int]]:
     """Categories of every source with their paper counts, largest first (cached a minute)."""
     return site.cached("category-sizes", 60.0, lambda: [
         (c, n) for c, n in site.store.pages.category_sizes() if is_category(c)])
+
+
+# The sites behind the category namespaces (sources.categories): '' is arXiv's plain codes, and a
+# journal's papers come through Crossref.
+_SOURCE_SITES = {"": ("arXiv", "https://arxiv.org/"),
+                 "biorxiv": ("bioRxiv", "https://www.biorxiv.org/"),
+                 "medrxiv": ("medRxiv", "https://www.medrxiv.org/"),
+                 "crossref": ("Crossref", "https://www.crossref.org/"),
+                 "journal": ("Crossref", "https://www.crossref.org/")}
+
+
+def site_sources(site: Site, compute: bool = True) -> list[dict[str, str]]:
+    """Where the store's papers come from, for the footer ("papers from arXiv and bioRxiv"):
+    cached ten minutes; arXiv alone for an empty store or, with compute False (an error
+    page, which must not touch the store), until a page has asked."""
+    key = "site-sources"
+    found = site.cached(key, 600.0, lambda: site.store.pages.category_namespaces(
+        [ns for ns in _SOURCE_SITES if ns])) if compute else site.peek(key)
+    names = dict.fromkeys(_SOURCE_SITES[ns] for ns in found or [""])
+    return [{"name": name, "url": url} for name, url in names]
 
 
 def topics_index(site: Site) -> dict[str, Any]:
