@@ -8,13 +8,20 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.search import Search
+from papersift.store.sql import Concern, Database, dedupe_last
+from papersift.store.values import SearchFilters
 
 
 class Embeddings(Concern):
-    """The EmbeddingsStore contract written once, over how a backend's vectors travel
-    (_vector_param, _vector_rows, _matrix); each backend adds its nearest-neighbour search
-    and what it says of a vector index."""
+    """One vector per paper and model, keyed by a hash of the embedded text (contract: this
+    class), written once over how a backend's vectors travel (_vector_param, _vector_rows,
+    _matrix); each backend adds its nearest-neighbour search and what it says of a vector
+    index."""
+
+    def __init__(self, db: Database, search: Search) -> None:
+        super().__init__(db)
+        self._search = search  # the search filters, for nearest_papers
 
     # ------------------------------------------------------- what a backend provides
     def _vector_param(self, vector: np.ndarray) -> Any:
@@ -29,12 +36,20 @@ class Embeddings(Concern):
         """Vectors as read, one float32 row each; (0, 0) for none."""
         raise NotImplementedError
 
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
+        are nearest to it, nearest first, among those passing `filters`. A backend that
+        indexes vectors (`indexes_vectors`) answers approximately from its index; otherwise
+        the answer is exact (every vector is read: what recall is measured against)."""
+        raise NotImplementedError
+
     # ---------------------------------------------------------------- the contract
     def iter_embedding_inputs(
         self, model: str, batch: int = 512
     ) -> Iterator[list[tuple[str, str, str, str | None]]]:
-        """Batches of (paper_id, title, abstract, stored text_hash or None) for every paper
-        that is not a duplicate; the stage decides what is missing or stale by the hash."""
+        """Batches of (paper id, title, abstract, stored text hash or None) of every live
+        paper: the embed stage decides by the hash what is missing or stale."""
         last = 0
         while True:
             rows = self.db.rows(
@@ -83,7 +98,7 @@ class Embeddings(Concern):
         return self._matrix([rows[0][0]])[0].copy() if rows else None
 
     def has_embedding(self, paper_id: str) -> bool:
-        """Whether the embed stage has reached this paper (similar papers need it)."""
+        """Whether any model's vector of this paper is stored (similar papers need it)."""
         return self.db.value("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
                              (paper_id,)) is not None
 
@@ -114,14 +129,22 @@ class Embeddings(Concern):
         order = [pk for pk in wanted if pk in found]
         return order, self._matrix([found[pk] for pk in order])
 
-    # -- a backend without a vector index of its own (the search layer keeps one: search/ann.py)
+    # -- here, no vector index of the store's own (the search layer keeps one: search/ann.py)
     def indexes_vectors(self) -> bool:
+        """Whether nearest_papers answers from a nearest-neighbour index kept in the store,
+        fast at any size (PostgreSQL's HNSW): the search layer then asks the store instead of
+        building the local index file (search/ann.py) from it."""
         return False
 
     def drop_vector_index(self) -> bool:
-        """Nothing to drop: the local index file is built after the vectors are written."""
+        """Drop the store's own nearest-neighbour index before a bulk write, so that each
+        write does not also insert into it (True if an index was dropped). Until
+        `build_vector_index` runs, nearest_papers is exact and slow."""
         return False
 
     def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
-        """Nothing to build here (search/ann.py builds the local index file)."""
+        """Build the store's own index if it is missing, in one pass over the stored
+        vectors, with up to `memory_mb` of memory and `workers` parallel workers; seconds
+        taken, or None when there was nothing to build. Safe to call at any time: a bulk
+        write that was stopped before its index was rebuilt is mended by the next call."""
         return None

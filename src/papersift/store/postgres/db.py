@@ -361,34 +361,6 @@ def _dropped(conn: psycopg.Connection[Any]) -> bool:
     return bool(ready)
 
 
-class Concern:
-    """The queries of one concern over the store's connection (see store.contracts)."""
-
-    def __init__(self, connector: Connector, location: str) -> None:
-        self._connector = connector
-        self.location = location
-
-    @property
-    def conn(self) -> psycopg.Connection[Any]:
-        return self._connector.get()
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._connector.answering():
-            return self.conn.execute(sql, params).fetchall()
-
-    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self._connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
-            return cursor.execute(sql, params).fetchall()
-
-    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        with self._connector.answering():
-            return self.conn.execute(sql, params).fetchone()
-
-    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.one(sql, params)
-        return None if row is None else row[0]
-
-
 def insert_rows(conn: psycopg.Connection[Any], table: str, columns: Sequence[str],
                 types: Sequence[str], rows: Sequence[Sequence[Any]], suffix: str = ""
                 ) -> psycopg.Cursor[Any]:

@@ -23,8 +23,8 @@ class PostgresStore(SQLStore):
         self._connector = connector = Connector(url, readonly=readonly)
         super().__init__(db := PostgresDatabase(connector, url))
         self.papers = Papers(db)
-        self.search = Search(connector, url)
-        self.embeddings = Embeddings(db)
+        self.search = Search(db)
+        self.embeddings = Embeddings(db, self.search)
 
     @property
     def conn(self) -> psycopg.Connection[Any]:

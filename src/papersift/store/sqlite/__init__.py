@@ -23,8 +23,8 @@ class SQLiteStore(SQLStore):
         self._version = 0
         super().__init__(db := SQLiteDatabase(self.conn, self.path))
         self.papers = Papers(db)
-        self.search = Search(self.conn, self.path)
-        self.embeddings = Embeddings(db)
+        self.search = Search(db)
+        self.embeddings = Embeddings(db, self.search)
 
     def data_version(self) -> int:
         """Moves when a commit changes what pages show (migration 0027's counter: a reader's

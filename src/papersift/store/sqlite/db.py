@@ -176,10 +176,3 @@ class SQLiteDatabase(Database):
                          f" SELECT pk, title, abstract, authors_text FROM papers WHERE {among}",
                          params)
 
-
-class Concern:
-    """The queries of one concern over the store's connection (see store.contracts)."""
-
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.conn = conn
-        self.path = path

@@ -8,8 +8,6 @@ from typing import Any
 import numpy as np
 
 from papersift.store import embeddings
-from papersift.store.sqlite.db import SQLiteDatabase
-from papersift.store.sqlite.search import Search
 from papersift.store.values import SearchFilters
 
 # Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
@@ -19,10 +17,6 @@ _SCAN = 20_000
 class Embeddings(embeddings.Embeddings):
     """Vectors as float32 little-endian blobs (contract: EmbeddingsStore); no vector index
     (search uses the local index file, search/ann.py)."""
-
-    def __init__(self, db: SQLiteDatabase) -> None:
-        super().__init__(db)
-        self._search = Search(db.conn, db.path)  # the search filters, for nearest_papers
 
     def _vector_param(self, vector: np.ndarray) -> bytes:
         return np.asarray(vector, dtype="<f4").tobytes()

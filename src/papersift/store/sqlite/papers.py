@@ -6,12 +6,9 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from papersift.records.prepare import PreparedRecord
 from papersift.store import papers
 from papersift.store.sqlite import bulk
-from papersift.store.sqlite.db import chunks
 from papersift.store.sqlite.fulltext import FulltextBuilder, adopt_index, fulltext_deferred
-from papersift.store.values import UpsertReport
 
 
 class Papers(papers.Papers):
@@ -59,21 +56,6 @@ class Papers(papers.Papers):
         finally:
             builder.close()
 
-    def current_lines(self, keys: Sequence[int]) -> set[int]:
-        """The line keys whose record is still what its source last gave for its paper.
-
-        Such a line would parse to a record equal to the stored one, so it is unchanged
-        without parsing it (the check is as exact as comparing record hashes).
-        """
-        found: set[int] = set()
-        for chunk in chunks(list(keys)):
-            marks = ",".join("?" * len(chunk))
-            found.update(r[0] for r in self.conn.execute(
-                f"SELECT l.line_key FROM source_lines l JOIN paper_sources s"
-                f" ON s.paper_id = l.paper_id AND s.source = l.source"
-                f" AND s.record_hash = l.record_hash WHERE l.line_key IN ({marks})", chunk))
-        return found
-
     # ---------------------------------------------------------------- writes
     def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
         if lines:
@@ -89,38 +71,15 @@ class Papers(papers.Papers):
         self.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", rows)
         return {name: author_id for author_id, name, _ in rows}
 
-    def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
-                       report: UpsertReport) -> list[PreparedRecord]:
-        # One writer at a time (BEGIN IMMEDIATE): every paper goes in, none to merge instead.
-        if not items:
-            return []
-        originals = self._duplicated(items)
-        report.duplicates += [(p.id, originals[p.id]) for p in items if p.id in originals]
-        report.new += [p.id for p in items]
-        rows = [(*p.paper_row, originals.get(p.id), p.sort_date) for p in items]
-        people = [(p.id, i, author_ids[name]) for p in items for i, name in enumerate(p.authors)]
-        categories = [row for p in items for row in p.category_rows]
-        versions = [row for p in items for row in p.version_rows]
-        first_pk = self.conn.execute("SELECT coalesce(max(pk), 0) + 1 FROM papers").fetchone()[0]
-        self.conn.executemany(
-            "INSERT INTO papers(id, version, text_source, title, abstract, authors_text,"
-            " primary_category, submitted, updated, announced, doi, comment, journal_ref, license,"
-            " links, norm_key, duplicate_of, sort_date) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
+        # One writer at a time (BEGIN IMMEDIATE): every paper goes in.
+        first_pk = self.db.value("SELECT coalesce(max(pk), 0) + 1 FROM papers")
+        self.db.insert_rows("papers", papers.COLUMNS[1:], (), rows)
         if not fulltext_deferred(self.conn):  # else the parallel build indexes them
             self.conn.execute(
                 "INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
                 " SELECT pk, title, abstract, authors_text FROM papers WHERE pk >= ?", (first_pk,))
-        self.conn.executemany(
-            "INSERT INTO paper_authors(paper_id, position, author_id) VALUES (?,?,?)", people)
-        self.conn.executemany(
-            "INSERT INTO paper_categories(paper_id, category, position) VALUES (?,?,?)",
-            categories)
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO paper_versions(paper_id, version, date) VALUES (?,?,?)",
-            versions)
-        return []
+        return {row[0] for row in rows}
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table's rows in a canonical order, for comparing two stores (tests, backups)."""
