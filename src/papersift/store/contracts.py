@@ -16,7 +16,7 @@ strings. "Live" papers are those that are not linked as a duplicate of another.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
 from papersift.store.delivery import Delivery
 from papersift.store.embeddings import Embeddings
@@ -26,6 +26,7 @@ from papersift.store.pages import Pages
 from papersift.store.papers import Papers
 from papersift.store.readers import Readers
 from papersift.store.search import Search
+from papersift.store.sql import Database
 from papersift.store.summaries import Summaries
 from papersift.store.tables import Tables
 from papersift.store.topics import Topics
@@ -44,7 +45,7 @@ from papersift.store.values import (
 SearchStore = Search  # the name the search layer types a store's search with
 
 __all__ = [
-    "CONCERNS", "KeywordQuery", "SearchFilters", "SearchStore", "Store", "StoreError",
+    "CONCERNS", "KeywordQuery", "SQLStore", "SearchFilters", "SearchStore", "Store", "StoreError",
     "StoreQueryError", "Term", "UpsertReport",
 ]
 
@@ -84,3 +85,32 @@ CONCERNS: dict[str, type] = {
     "readers": Readers, "delivery": Delivery, "tables": Tables, "merges": Merges,
     "links": Links,
 }
+
+
+class SQLStore:
+    """A store over one Database (contract: Store), each concern built here over it: a new
+    concern is its module, one line here and one in CONCERNS. A backend gives its own
+    Papers, Search (and Embeddings) classes, data_version and close (which leaving a `with`
+    block calls)."""
+
+    def __init__(self, db: Database, papers: type[Papers], search: type[Search],
+                 embeddings: type[Embeddings] = Embeddings) -> None:
+        self.db = db
+        self.location = db.location
+        self.papers = papers(db)
+        self.search = search(db)
+        self.embeddings = embeddings(db, self.search)
+        self.summaries = Summaries(db)
+        self.topics = Topics(db)
+        self.pages = Pages(db)
+        self.readers = Readers(db)
+        self.delivery = Delivery(db)
+        self.tables = Tables(db)
+        self.merges = Merges(db)
+        self.links = Links(db)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()  # type: ignore[attr-defined]

@@ -12,21 +12,25 @@ from papersift.store.search import Search
 from papersift.store.sql import Concern, Database, dedupe_last
 from papersift.store.values import SearchFilters
 
+# Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
+_SCAN = 20_000
+
 
 class Embeddings(Concern):
     """One vector per paper and model, keyed by a hash of the embedded text (contract: this
     class), written once over how a backend's vectors travel (_vector_param, _vector_rows,
-    _matrix); each backend adds its nearest-neighbour search and what it says of a vector
-    index."""
+    _matrix: float32 little-endian blobs, as SQLite keeps them). Without a vector index of the
+    store's own (the search layer keeps one: search/ann.py), nearest papers are found by an
+    exact scan; a backend with one (PostgreSQL's HNSW) says so and answers from it."""
 
     def __init__(self, db: Database, search: Search) -> None:
         super().__init__(db)
         self._search = search  # the search filters, for nearest_papers
 
-    # ------------------------------------------------------- what a backend provides
+    # ------------------------------------------- how vectors travel (here: SQLite's blobs)
     def _vector_param(self, vector: np.ndarray) -> Any:
         """A vector as this backend's parameter for the `vector` column."""
-        raise NotImplementedError
+        return np.asarray(vector, dtype="<f4").tobytes()
 
     def _vector_rows(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         """Every row of a query that reads `vector` columns, as _matrix takes them."""
@@ -34,15 +38,10 @@ class Embeddings(Concern):
 
     def _matrix(self, vectors: Sequence[Any]) -> np.ndarray:
         """Vectors as read, one float32 row each; (0, 0) for none."""
-        raise NotImplementedError
-
-    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
-                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
-        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
-        are nearest to it, nearest first, among those passing `filters`. A backend that
-        indexes vectors (`indexes_vectors`) answers approximately from its index; otherwise
-        the answer is exact (every vector is read: what recall is measured against)."""
-        raise NotImplementedError
+        if not vectors:
+            return np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(vectors), dtype="<f4")
+        return matrix.reshape(len(vectors), -1).astype(np.float32, copy=False)
 
     # ---------------------------------------------------------------- the contract
     def iter_embedding_inputs(
@@ -50,17 +49,11 @@ class Embeddings(Concern):
     ) -> Iterator[list[tuple[str, str, str, str | None]]]:
         """Batches of (paper id, title, abstract, stored text hash or None) of every live
         paper: the embed stage decides by the hash what is missing or stale."""
-        last = 0
-        while True:
-            rows = self.db.rows(
+        for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, e.text_hash FROM papers p"
                 " LEFT JOIN embeddings e ON e.paper_id = p.id AND e.model = ?"
-                " WHERE p.pk > ? AND p.duplicate_of IS NULL ORDER BY p.pk LIMIT ?",
-                (model, last, batch))
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [(r[1], r[2], r[3], r[4]) for r in rows]
+                " WHERE p.duplicate_of IS NULL", (model,), batch):
+            yield [(r["id"], r["title"], r["abstract"], r["text_hash"]) for r in rows]
 
     def put_embeddings(self, model: str, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
         """Store (paper_id, text_hash, vector) rows in one transaction, replacing older ones."""
@@ -129,7 +122,7 @@ class Embeddings(Concern):
         order = [pk for pk in wanted if pk in found]
         return order, self._matrix([found[pk] for pk in order])
 
-    # -- here, no vector index of the store's own (the search layer keeps one: search/ann.py)
+    # -- nearest papers: without a vector index of the store's own, an exact scan
     def indexes_vectors(self) -> bool:
         """Whether nearest_papers answers from a nearest-neighbour index kept in the store,
         fast at any size (PostgreSQL's HNSW): the search layer then asks the store instead of
@@ -148,3 +141,37 @@ class Embeddings(Concern):
         taken, or None when there was nothing to build. Safe to call at any time: a bulk
         write that was stopped before its index was rebuilt is mended by the next call."""
         return None
+
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
+        are nearest to it, nearest first, among those passing `filters`. A backend that
+        indexes vectors (`indexes_vectors`) answers approximately from its index; here the
+        answer is exact: every vector is read, a step at a time, and the best k kept (what
+        recall is measured against)."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        allowed = None if filters is None or filters.is_empty() else \
+            self._search.filtered_pks(filters)
+        best_pks = np.zeros(0, dtype=np.int64)
+        best_scores = np.zeros(0, dtype=np.float32)
+        last = 0
+        while k > 0:
+            rows = self.db.rows(
+                "SELECT p.pk, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+                " WHERE e.model = ? AND p.duplicate_of IS NULL AND p.pk > ? AND e.dim = ?"
+                " ORDER BY p.pk LIMIT ?", (model, last, query.shape[0], _SCAN))
+            if not rows:
+                break
+            last = rows[-1][0]
+            if allowed is not None:
+                rows = [r for r in rows if r[0] in allowed]
+            if not rows:
+                continue
+            scores = self._matrix([r[1] for r in rows]) @ query
+            best_pks = np.concatenate([best_pks, np.fromiter((r[0] for r in rows), np.int64)])
+            best_scores = np.concatenate([best_scores, scores.astype(np.float32)])
+            if len(best_scores) > k:
+                keep = np.argpartition(-best_scores, k - 1)[:k]
+                best_pks, best_scores = best_pks[keep], best_scores[keep]
+        order = np.lexsort((best_pks, -best_scores))
+        return [(int(best_pks[i]), float(best_scores[i])) for i in order]

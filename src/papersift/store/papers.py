@@ -39,10 +39,10 @@ class Papers(Concern):
     (_insert_rows) and authors are numbered (_add_authors), its bulk load, and what its
     stats and dump add."""
 
+    # Where the keys of lines read go (SQLite's bulk load holds them back: bulk.held_lines).
+    lines_table = "source_lines"
+
     # ------------------------------------------------------- what a backend provides
-    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
-        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
-        raise NotImplementedError
 
     def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
         """Insert these papers' rows (COLUMNS but pk); the ids of those inserted (a paper
@@ -99,6 +99,15 @@ class Papers(Concern):
             "SELECT l.line_key FROM source_lines l JOIN paper_sources s"
             " ON s.paper_id = l.paper_id AND s.source = l.source"
             f" AND s.record_hash = l.record_hash WHERE {among}", params))
+
+    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
+        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
+        if lines:
+            self.db.insert_rows(
+                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
+                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
+                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
+                " source = excluded.source, record_hash = excluded.record_hash")
 
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:
@@ -303,17 +312,11 @@ class Papers(Concern):
         where = " AND ".join(clauses)
         if ids is not None:
             condition, wanted = self.db.any_of("id", list(ids))
-            yield from self._paper_dicts(f"{SELECT} WHERE {condition} AND {where} ORDER BY pk",
-                                         (*wanted, *params))
+            yield from _paper_dicts(self.db.dicts(
+                f"{SELECT} WHERE {condition} AND {where} ORDER BY pk", (*wanted, *params)))
             return
-        last = 0
-        while True:
-            rows = list(self._paper_dicts(f"{SELECT} WHERE pk > ? AND {where} ORDER BY pk"
-                                          " LIMIT ?", (last, *params, batch)))
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1]["pk"]
+        for rows in self.db.walk(f"{SELECT} p WHERE {where}", params, batch):
+            yield from _paper_dicts(rows)
 
     def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
         """sort_date of live papers (all, or these)."""
@@ -328,12 +331,6 @@ class Papers(Concern):
         """{id: primary category} of live papers."""
         return dict(self.db.rows(
             "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL"))
-
-    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
-        for paper in self.db.dicts(sql, params):
-            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
-            paper["links"] = json.loads(paper["links"])
-            yield paper
 
     # ------------------------------------------- steps of the upsert
     def _plan(self, todo: Sequence[PreparedRecord]) -> tuple[
@@ -421,3 +418,10 @@ class Papers(Concern):
         # Issue 35: records of other sources are matched (sources.matching), every link gets
         # its reason in the merges table, and an unmerged pair stays apart (store.merges).
         return plan_links(self.db, items, originals)
+
+
+def _paper_dicts(rows: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    for paper in rows:
+        paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
+        paper["links"] = json.loads(paper["links"])
+        yield paper

@@ -38,19 +38,18 @@ class Postings:
     def __len__(self) -> int:
         return len(self.pks)
 
+    def _kept(self, keep: np.ndarray) -> Postings:
+        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+
     def without(self, pks: np.ndarray) -> Postings:
         """These postings but those of the papers in `pks` (sorted)."""
         if not len(pks) or not len(self.pks):
             return self
-        keep = ~np.isin(self.pks, pks, assume_unique=False)
-        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+        return self._kept(~np.isin(self.pks, pks, assume_unique=False))
 
     def since(self, first: int) -> Postings:
         """The postings of papers with pk >= first."""
-        if first <= 0:
-            return self
-        keep = self.pks >= first
-        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+        return self if first <= 0 else self._kept(self.pks >= first)
 
     @staticmethod
     def join(parts: Sequence[Postings]) -> Postings:
@@ -98,8 +97,8 @@ _DELETE_ROWS = 20_000  # old build rows deleted per transaction
 Progress = Callable[[int, int], None]
 
 # Per database: the build's paper lengths, and the tail's changed papers (read once a version).
-_LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
-_CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
+_LENGTHS: dict[str, tuple[Any, np.ndarray]] = {}
+_CHANGED: dict[str, tuple[Any, np.ndarray]] = {}
 _LOCK = threading.Lock()
 
 
@@ -133,7 +132,7 @@ class StoredPostings(Concern):
 
     def _unpack(self, counts: bytes) -> np.ndarray:
         """Stored counts as (n, 3) uint8: title, abstract, authors."""
-        return unpack_counts(counts)
+        return np.frombuffer(counts, dtype=np.uint8).reshape(-1, FIELDS)
 
     def _packed(self, counts: list[Any]) -> bytes:
         """The tail's counts of one term, as _unpack takes them."""
@@ -233,28 +232,27 @@ class StoredPostings(Concern):
         return len(logged), len(pks)
 
     # ---------------------------------------------------------------- ranking
+    def _cached(self, cache: dict[str, tuple[Any, np.ndarray]], version: Any,
+                read: Callable[[], np.ndarray]) -> np.ndarray:
+        """What `read` gives, read again only when `version` moves (per database)."""
+        cached = cache.get(self.db.location)
+        if cached is None or cached[0] != version:
+            cached = (version, read())
+            with _LOCK:
+                cache[self.db.location] = cached
+        return cached[1]
+
     def _lengths(self, state: IndexState) -> np.ndarray:
         """Each paper's length in the build, indexed by pk."""
-        key = self.db.location
-        cached = _LENGTHS.get(key)
-        if cached is None or cached[0] != state.build:
-            blob = self.db.value("SELECT lengths FROM keyword_index")
-            cached = (state.build, np.frombuffer(bytes(blob or b""), dtype="<i4").astype(np.int64))
-            with _LOCK:
-                _LENGTHS[key] = cached
-        return cached[1]
+        return self._cached(_LENGTHS, state.build, lambda: np.frombuffer(bytes(
+            self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
+        ).astype(np.int64))
 
     def _changed(self, state: IndexState) -> np.ndarray:
         """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        key, version = self.db.location, (state.build, state.tail_version)
-        cached = _CHANGED.get(key)
-        if cached is None or cached[0] != version:
-            pks = self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT"
-                                 " watermark FROM keyword_index) ORDER BY pk")
-            cached = (version, np.asarray(pks, dtype=np.int64))
-            with _LOCK:
-                _CHANGED[key] = cached
-        return cached[1]
+        return self._cached(_CHANGED, (state.build, state.tail_version), lambda: np.asarray(
+            self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark"
+                           " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
 
     def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
         """Each token's postings: the build's (without the papers the tail holds anew) and
@@ -311,10 +309,6 @@ def _drain(step: Callable[[], tuple[int, int]]) -> int:
 def pack_counts(counts: np.ndarray) -> bytes:
     """(n, 3) counts as the bytes a store keeps (saturated at MAX_COUNT)."""
     return np.minimum(counts, MAX_COUNT).astype(np.uint8).tobytes()
-
-
-def unpack_counts(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.uint8).reshape(-1, FIELDS)
 
 
 def idf(papers: int, docs: int) -> float:

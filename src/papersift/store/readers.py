@@ -257,17 +257,6 @@ class Readers(Concern):
         return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = ?"
                             " AND paper_id = ?", (collection, paper_id)) > 0
 
-    def remove_collection(self, reader_id: int, name: str) -> bool:
-        collection = self._collection_id(reader_id, name)
-        if collection is None:
-            return False
-        with self.db.transaction():
-            self.db.execute("DELETE FROM collection_papers WHERE collection_id = ?",
-                            (collection,))
-            self.db.execute("DELETE FROM collections WHERE id = ?", (collection,))
-            self._bump(reader_id)
-        return True
-
     def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
         """{name, papers, created_at}, by name."""
         return self.db.dicts(

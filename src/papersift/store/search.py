@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from papersift.store.postings import StoredPostings, plain_terms
 from papersift.store.sql import Concern, Database
-from papersift.store.tokens import remembered_tokens
 from papersift.store.values import KeywordQuery, SearchFilters, Term
+
+# A word's index tokens, remembered per backend: its tokenizer is fixed, and asking the
+# database costs a statement or more (on SQLite under a lock).
+_TOKENS: dict[tuple[str, str], tuple[str, ...]] = {}
+_TOKENS_MAX = 100_000  # words (most words of queries recur); past it the memory starts again
+_TOKENS_LOCK = threading.Lock()
 
 
 class Search(Concern):
@@ -21,7 +27,7 @@ class Search(Concern):
 
     # ------------------------------------------------------- what a backend provides
     def _tokenize(self, words: list[str]) -> list[list[str]]:
-        """Each word's tokens, asked of the index's own tokenizer."""
+        """Each of these (one or more) words' tokens, asked of the index's own tokenizer."""
         raise NotImplementedError
 
     def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
@@ -53,8 +59,20 @@ class Search(Concern):
 
     # ---------------------------------------------------------------- the contract
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the keyword index sees it (stemmed, case-folded tokens), remembered."""
-        return remembered_tokens(self.db.dialect, words, self._tokenize)
+        """Each word as the keyword index sees it (stemmed, case-folded tokens), asking the
+        index only for the words not seen before."""
+        backend = self.db.dialect
+        with _TOKENS_LOCK:
+            found = {w: _TOKENS.get((backend, w)) for w in words}
+        missing = [w for w, tokens in found.items() if tokens is None]
+        if missing:
+            fresh = self._tokenize(missing)
+            with _TOKENS_LOCK:
+                if len(_TOKENS) > _TOKENS_MAX:
+                    _TOKENS.clear()
+                for word, tokens in zip(missing, fresh, strict=True):
+                    found[word] = _TOKENS[(backend, word)] = tuple(tokens)
+        return [list(found[w] or ()) for w in words]
 
     def keyword_search(self, query: KeywordQuery, weights: Sequence[float],
                        filters: SearchFilters | None = None, limit: int = 100

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern
+from papersift.store.sql import Concern, dedupe_last
 
 # A topic as every reader of this concern gets it; `label` is what readers see.
 _TOPIC_COLUMNS = (
@@ -212,11 +212,8 @@ class Topics(Concern):
         """Give papers a topic without a rebuild: (paper_id, topic_id, similarity) rows."""
         if not rows:
             return 0
-        # A repeated paper keeps its last row (as row-by-row upserts would), in paper order
-        # (writers that take rows in one order cannot deadlock on them).
-        last = {pid: (pid, int(tid), None if sim is None else float(sim))
-                for pid, tid, sim in rows}
-        values = [last[pid] for pid in sorted(last)]
+        values = dedupe_last([(pid, int(tid), None if sim is None else float(sim))
+                              for pid, tid, sim in rows], key=lambda r: r[0])
 
         def work() -> None:
             # Before any row: a rebuild holding the topics waits for no one (see _replace).

@@ -34,8 +34,8 @@ _FETCH_MAX = 50_000
 
 
 class Embeddings(embeddings.Embeddings):
-    """Vectors as pgvector `vector`s at full precision (contract: EmbeddingsStore); an HNSW
-    index holds the 384-dimensional ones in half precision (migration 0002)."""
+    """Vectors as pgvector `vector`s at full precision (contract: store.embeddings.Embeddings);
+    an HNSW index holds the 384-dimensional ones in half precision (migration 0002)."""
 
     db: PostgresDatabase
 

@@ -6,39 +6,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from papersift.store import papers
-from papersift.store.postgres.db import SCHEMA, insert_rows
-from papersift.store.sql import dedupe_last
+from papersift.store.postgres.db import SCHEMA
 
-_INSERTED = papers.COLUMNS[1:]  # what a new paper's row gives (PreparedRecord.paper_row + 2)
+# The types of a new paper's row (COLUMNS but pk: PreparedRecord.paper_row and two more).
 _INSERTED_TYPES = ("text", "int4", *["text"] * 16)
 
 
 class Papers(papers.Papers):
-    """Everything about papers, authors, categories, versions and sources (contract: PapersStore)."""
-
-    @property
-    def conn(self) -> Any:
-        return self.db.conn
+    """Papers, with new ones inserted in one statement per table (contract: store.papers.Papers)."""
 
     # ---------------------------------------------------------------- writes
-    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
-        if lines:
-            insert_rows(self.conn, "source_lines", ("line_key", "paper_id", "source", "record_hash"),
-                        ("int8", "text", "text", "text"),
-                        dedupe_last(lines, key=lambda r: r[0]),
-                        "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
-                        " source = excluded.source, record_hash = excluded.record_hash")
-
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
-        return dict(insert_rows(self.conn, "authors", ("name", "slug"), ("text", "text"), new,
-                                "ON CONFLICT DO NOTHING RETURNING name, id").fetchall())
+        return dict(self.db.insert_rows("authors", ("name", "slug"), ("text", "text"), new,
+                                        "ON CONFLICT DO NOTHING RETURNING name, id"))
 
     def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
-        return {r[0] for r in insert_rows(self.conn, "papers", _INSERTED, _INSERTED_TYPES, rows,
-                                          "ON CONFLICT (id) DO NOTHING RETURNING id").fetchall()}
+        return {r[0] for r in self.db.insert_rows(
+            "papers", papers.COLUMNS[1:], _INSERTED_TYPES, rows,
+            "ON CONFLICT (id) DO NOTHING RETURNING id")}
 
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
-        """Every table's rows in a canonical order, for comparing two stores (tests, backups)."""
         tables = {
             **papers.DUMPED,
             "papers_fts": "SELECT pk, fts::text FROM papers ORDER BY pk",

@@ -63,21 +63,15 @@ class KeywordPostings(StoredPostings):
                 since, version, watermark = reader.execute(
                     "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
                     " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
-                lengths = self._read_lengths(reader, watermark)
+                lengths = np.zeros(watermark + 1, dtype=np.int64)
+                found = np.asarray(reader.execute(
+                    f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
+                ).fetchall(), dtype=np.int64).reshape(-1, 2)
+                lengths[found[:, 0]] = found[:, 1]
                 terms = self._write_postings(reader, build, watermark, on_progress)
         finally:
             reader.close()
         return Built(since, version, watermark, int((lengths > 0).sum()), lengths, terms)
-
-    @staticmethod
-    def _read_lengths(reader: Any, watermark: int) -> np.ndarray:
-        lengths = np.zeros(watermark + 1, dtype=np.int64)
-        rows = reader.execute(f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s",
-                              (watermark,)).fetchall()
-        if rows:
-            found = np.asarray(rows, dtype=np.int64)
-            lengths[found[:, 0]] = found[:, 1]
-        return lengths
 
     def _write_postings(self, reader: Any, build: int, watermark: int,
                         on_progress: Progress | None) -> int:

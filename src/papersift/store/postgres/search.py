@@ -11,7 +11,6 @@ ts_rank_cd returns for a query of that one term. docs/architecture.md compares t
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -21,17 +20,13 @@ import psycopg
 from papersift.store import search
 from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
-from papersift.store.postings import idf
+from papersift.store.postings import K1, B, idf
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
-# FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
-K1, B = 1.2, 0.75
 _OPERATORS = ("AND", "OR", "NOT")
-# Document counts per database and term, with the index size they were read at.
-_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
-_DOC_COUNTS_MAX = 200_000
-_COUNTS_LOCK = threading.Lock()
+# The papers' average length per database, with the index size it was read at (// 2000).
+_LENGTHS: dict[str, tuple[float, int]] = {}
 # How long the counts a search plan read serve its ranking (see Search._statistics).
 JUST_READ_SECONDS = 1.0
 
@@ -109,8 +104,6 @@ class Search(search.Search):
     # ------------------------------------------------------------ term statistics
     def _tokenize(self, words: list[str]) -> list[list[str]]:
         """Diacritics removed, Snowball-stemmed, lower case."""
-        if not words:
-            return []
         return [list(r[0]) for r in self.db.rows(
             "SELECT coalesce((SELECT array_agg(v.lexeme ORDER BY p.pos) FROM"
             f" unnest(to_tsvector('{CONFIG}', w.word)) AS v(lexeme, positions, weights),"
@@ -131,7 +124,7 @@ class Search(search.Search):
         """(the papers that hold each token, the store's size: its highest pk), in one round
         trip."""
         rows = self.db.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(?)"
-                         " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
+                            " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
         size = next(int(n) for lexeme, n in rows if lexeme is None)
         found = {lexeme: int(n) for lexeme, n in rows if lexeme is not None}
         return {token: found.get(token, 0) for token in tokens}, size
@@ -175,14 +168,11 @@ class Search(search.Search):
     def _average_length(self, size: int) -> float:
         """The papers' average length (LENGTH), cached like the document counts."""
         generation = size // 2000
-        with _COUNTS_LOCK:
-            cached = _DOC_COUNTS.setdefault(self.db.location, {}).get(" length")
+        cached = _LENGTHS.get(self.db.location)
         if cached is None or cached[1] != generation:
             length = float(self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
-            cached = (length, generation)  # type: ignore[assignment]
-            with _COUNTS_LOCK:
-                _DOC_COUNTS.setdefault(self.db.location, {})[" length"] = cached  # type: ignore[assignment]
-        return max(float(cached[0]), 1.0)
+            cached = _LENGTHS[self.db.location] = (length, generation)
+        return max(cached[0], 1.0)
 
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),

@@ -25,7 +25,7 @@ from papersift.store.postings import (
     idf,
     pack_counts,
 )
-from papersift.store.sqlite.db import transaction
+from papersift.store.sqlite.db import SQLiteDatabase
 from papersift.store.sqlite.fulltext import fulltext_deferred
 from papersift.store.values import StoreError, Term
 
@@ -69,12 +69,10 @@ def _varints(blob: bytes) -> list[int]:
 class KeywordPostings(StoredPostings):
     """The postings' build from the FTS5 index, tail and ranking (used by Search)."""
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        return self.db.conn  # type: ignore[attr-defined, no-any-return]
+    db: SQLiteDatabase
 
     def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
-        if fulltext_deferred(self.conn):
+        if fulltext_deferred(self.db.conn):
             raise StoreError("a bulk load is still building the full-text index: build the"
                              " keyword postings when it has finished")
         return super().build(on_progress)
@@ -146,9 +144,9 @@ class KeywordPostings(StoredPostings):
         if not rows:
             return
         try:
-            with transaction(self.conn):
-                self.conn.executemany("INSERT INTO keyword_postings(build, term, pks, counts)"
-                                      " VALUES (?, ?, ?, ?)", rows)
+            with self.db.transaction():
+                self.db.executemany("INSERT INTO keyword_postings(build, term, pks, counts)"
+                                    " VALUES (?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError:
             raise StoreError("another build of the keyword postings is running") from None
 
@@ -159,31 +157,31 @@ class KeywordPostings(StoredPostings):
             self.db.execute(f"DELETE FROM keyword_tail WHERE {among}", params)
         counts, lengths = self._tokenize([tuple(r) for r in self.db.rows(
             f"SELECT pk, title, abstract, authors_text FROM papers WHERE {among}", params)])
-        self.conn.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
-                              [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
-                               for (term, pk), c in counts.items()])
+        self.db.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
+                            [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
+                             for (term, pk), c in counts.items()])
         lengths.update({pk: 0 for pk in pks if pk not in lengths})
-        self.conn.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
-                              " VALUES (?, ?)", sorted(lengths.items()))
+        self.db.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
+                            " VALUES (?, ?)", sorted(lengths.items()))
 
     def _tokenize(self, rows: list[tuple[Any, ...]]
                   ) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
         """Per (term, pk) the counts in each column, and each paper's length, as FTS5 indexes
         them: through a temporary FTS5 table with the index's own tokenizer."""
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_texts USING fts5("
-                          f"title, abstract, authors_text, tokenize='{TOKENIZER}')")
-        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_entries"
-                          " USING fts5vocab(temp, tail_texts, instance)")
-        self.conn.execute("DELETE FROM temp.tail_texts")
-        self.conn.executemany("INSERT INTO temp.tail_texts(rowid, title, abstract, authors_text)"
-                              " VALUES (?, ?, ?, ?)", rows)
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_texts USING fts5("
+                        f"title, abstract, authors_text, tokenize='{TOKENIZER}')")
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_entries"
+                        " USING fts5vocab(temp, tail_texts, instance)")
+        self.db.execute("DELETE FROM temp.tail_texts")
+        self.db.executemany("INSERT INTO temp.tail_texts(rowid, title, abstract, authors_text)"
+                            " VALUES (?, ?, ?, ?)", rows)
         counts: dict[tuple[str, int], list[int]] = {}
         lengths = {int(r[0]): 0 for r in rows}
-        for term, pk, column in self.conn.execute(
+        for term, pk, column in self.db.rows(
                 f"SELECT term, doc, {_COLUMN} FROM temp.tail_entries"):
             counts.setdefault((term, pk), [0] * FIELDS)[column] += 1
             lengths[pk] += 1
-        self.conn.execute("DELETE FROM temp.tail_texts")
+        self.db.execute("DELETE FROM temp.tail_texts")
         return counts, lengths
 
     # ---------------------------------------------------------------- ranking
@@ -204,7 +202,7 @@ class KeywordPostings(StoredPostings):
             if state is None or not state.build:
                 return None
             lists = self._lists(state, wanted)
-            rows, tokens_total = averages(self.conn)
+            rows, tokens_total = averages(self.db.conn)
             ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if self._newest() >
                                         state.tail_watermark else ([], lambda _: 0))
             df = {tok: len(lists[tok]) + fresh_docs(word_of[tok]) for tok in wanted}

@@ -68,8 +68,6 @@ class Search(search.Search):
     def _tokenize(self, words: list[str]) -> list[list[str]]:
         """Through a temporary FTS5 table with the index's own tokenizer, so no stemmer has to
         agree with SQLite's; works on read-only connections (the temp schema is private)."""
-        if not words:
-            return []
         with _TOKENIZE_LOCK:
             self.conn.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5("
