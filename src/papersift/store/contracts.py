@@ -16,7 +16,7 @@ strings. "Live" papers are those that are not linked as a duplicate of another.
 
 from __future__ import annotations
 
-from typing import Protocol, Self, runtime_checkable
+from typing import Protocol, Self, get_type_hints, runtime_checkable
 
 from papersift.store.delivery import Delivery
 from papersift.store.embeddings import Embeddings
@@ -78,20 +78,16 @@ class Store(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-# The concerns in the order a Store lists them, with their contracts (tests iterate this).
-CONCERNS: dict[str, type] = {
-    "papers": Papers, "search": Search, "embeddings": Embeddings,
-    "summaries": Summaries, "topics": Topics, "pages": Pages,
-    "readers": Readers, "delivery": Delivery, "tables": Tables, "merges": Merges,
-    "links": Links,
-}
+# The concerns in the order a Store lists them, with their contracts (tests iterate this): a
+# new concern is its module and one line in Store.
+CONCERNS: dict[str, type] = {name: kind for name, kind in get_type_hints(Store).items()
+                             if name != "location"}
 
 
 class SQLStore:
-    """A store over one Database (contract: Store), each concern built here over it: a new
-    concern is its module, one line here and one in CONCERNS. A backend gives its own
-    Papers, Search (and Embeddings) classes, data_version and close (which leaving a `with`
-    block calls)."""
+    """A store over one Database (contract: Store), each concern built here over it. A
+    backend gives its own Papers and Search (and Embeddings) classes, data_version and
+    close (which leaving a `with` block calls)."""
 
     def __init__(self, db: Database, papers: type[Papers], search: type[Search],
                  embeddings: type[Embeddings] = Embeddings) -> None:
@@ -100,14 +96,9 @@ class SQLStore:
         self.papers = papers(db)
         self.search = search(db)
         self.embeddings = embeddings(db, self.search)
-        self.summaries = Summaries(db)
-        self.topics = Topics(db)
-        self.pages = Pages(db)
-        self.readers = Readers(db)
-        self.delivery = Delivery(db)
-        self.tables = Tables(db)
-        self.merges = Merges(db)
-        self.links = Links(db)
+        for name, concern in CONCERNS.items():  # the portable concerns: their class as it is
+            if not hasattr(self, name):
+                setattr(self, name, concern(db))
 
     def __enter__(self) -> Self:
         return self

@@ -12,6 +12,9 @@ from papersift.store.search import Search
 from papersift.store.sql import Concern, Database, dedupe_last
 from papersift.store.values import SearchFilters
 
+# The vectors of one model (the first parameter) of live papers.
+_LIVE = ("FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+         " WHERE e.model = ? AND p.duplicate_of IS NULL")
 # Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
 _SCAN = 20_000
 
@@ -76,8 +79,7 @@ class Embeddings(Concern):
         self, model: str, ids: Sequence[str] | None = None
     ) -> tuple[list[str], np.ndarray]:
         """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
-        sql = ("SELECT e.paper_id, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-               " WHERE e.model = ? AND p.duplicate_of IS NULL")
+        sql = f"SELECT e.paper_id, e.vector {_LIVE}"
         params: list[Any] = [model]
         if ids is not None:  # a few papers: look them up, do not read every vector
             among, wanted = self.db.any_of("e.paper_id", list(dict.fromkeys(ids)))
@@ -107,8 +109,7 @@ class Embeddings(Concern):
     def embedding_state(self, model: str) -> dict[int, str]:
         """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
         return dict(self.db.rows(
-            "SELECT p.pk, e.text_hash FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-            " WHERE e.model = ? AND p.duplicate_of IS NULL", (model,)))
+            f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
 
     def embedding_vectors(
         self, model: str, pks: Sequence[int]
@@ -157,9 +158,8 @@ class Embeddings(Concern):
         last = 0
         while k > 0:
             rows = self.db.rows(
-                "SELECT p.pk, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-                " WHERE e.model = ? AND p.duplicate_of IS NULL AND p.pk > ? AND e.dim = ?"
-                " ORDER BY p.pk LIMIT ?", (model, last, query.shape[0], _SCAN))
+                f"SELECT p.pk, e.vector {_LIVE} AND p.pk > ? AND e.dim = ? ORDER BY p.pk LIMIT ?",
+                (model, last, query.shape[0], _SCAN))
             if not rows:
                 break
             last = rows[-1][0]

@@ -320,10 +320,7 @@ class Papers(Concern):
 
     def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
         """sort_date of live papers (all, or these)."""
-        if ids is None:
-            return dict(self.db.rows("SELECT id, sort_date FROM papers"
-                                     " WHERE duplicate_of IS NULL"))
-        condition, params = self.db.any_of("id", list(ids))
+        condition, params = ("1 = 1", []) if ids is None else self.db.any_of("id", list(ids))
         return dict(self.db.rows("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL"
                                  f" AND {condition}", params))
 

@@ -208,10 +208,7 @@ class Readers(Concern):
 
     def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
         """'up', 'down' or 'not_interested' (replacing the reader's earlier one)."""
-        self._signal(reader_id, "INSERT INTO reactions (reader_id, paper_id, reaction, at)"
-                     " VALUES (?, ?, ?, ?) ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
-                     " reaction = excluded.reaction, at = excluded.at",
-                     (reader_id, paper_id, reaction, utc_now()))
+        self.set_reactions(reader_id, [paper_id], reaction)
 
     def set_reactions(self, reader_id: int, paper_ids: Sequence[str], reaction: str) -> None:
         """set_reaction for many papers as one write (an import of a whole library)."""

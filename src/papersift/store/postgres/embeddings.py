@@ -104,7 +104,10 @@ class Embeddings(embeddings.Embeddings):
             passing = int(self.db.value(f"SELECT count(*) FROM papers p WHERE {where}", params))
             if passing <= FILTER_EXACT_MAX:
                 return self._exact(model, query, k, where, params)
-            share = passing / max(passing, self._estimated_papers())
+            # The papers table's size as the planner estimates it (no count of a million rows).
+            papers = self.db.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
+                                   " WHERE oid = 'papers'::regclass")
+            share = passing / max(passing, int(papers or 1))
         # A few more than k: a paper linked as a duplicate after it was embedded is dropped.
         fetch = int(k / share * 1.5) + 10
         while fetch <= _FETCH_MAX:
@@ -113,11 +116,6 @@ class Embeddings(embeddings.Embeddings):
                 return found[:k]
             fetch *= 4
         return self._exact(model, query, k, where, params)
-
-    def _estimated_papers(self) -> int:
-        """The papers table's size as the planner estimates it (no count of a million rows)."""
-        return int(self.db.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
-                                 " WHERE oid = 'papers'::regclass") or 1)
 
     def _from_index(self, model: str, query: np.ndarray, fetch: int, where: str,
                     params: list[Any]) -> tuple[list[tuple[int, float]], int]:

@@ -25,11 +25,13 @@ from papersift.store.postings import (
     idf,
     pack_counts,
 )
+from papersift.store.sql import Database, marks
 from papersift.store.sqlite.db import SQLiteDatabase
 from papersift.store.sqlite.fulltext import fulltext_deferred
 from papersift.store.values import StoreError, Term
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # papers_fts's (migration 0001)
+_FIELDS = ("title", "abstract", "authors_text")  # papers_fts's columns
 _COLUMN = "CASE col WHEN 'title' THEN 0 WHEN 'abstract' THEN 1 ELSE 2 END"
 _READ_ROWS = 1_000_000   # index entries a build reads at a time (~16 MB as numbers)
 _WRITE_BYTES = 64 << 20  # postings a build writes per transaction
@@ -64,6 +66,24 @@ def _varints(blob: bytes) -> list[int]:
                 break
         values.append(value)
     return values
+
+
+def fts5_tokens(db: Database, table: str, columns: Sequence[str],
+                rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
+    """(rowid, column, term) of each token of these rows ((rowid, *texts)), in order, as the
+    keyword index tokenizes them: through a temporary FTS5 table `table` with the index's
+    own tokenizer, so no stemmer has to agree with SQLite's (the temp schema is private:
+    read-only connections can too)."""
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table} USING fts5("
+               f"{', '.join(columns)}, tokenize='{TOKENIZER}')")
+    db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab"
+               f" USING fts5vocab(temp, {table}, instance)")
+    db.execute(f"DELETE FROM temp.{table}")
+    db.executemany(f"INSERT INTO temp.{table}(rowid, {', '.join(columns)})"
+                   f" VALUES (?, {marks(columns)})", rows)
+    found = db.rows(f"SELECT doc, col, term FROM temp.{table}_vocab ORDER BY doc, col, offset")
+    db.execute(f"DELETE FROM temp.{table}")
+    return found
 
 
 class KeywordPostings(StoredPostings):
@@ -167,21 +187,12 @@ class KeywordPostings(StoredPostings):
     def _tokenize(self, rows: list[tuple[Any, ...]]
                   ) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
         """Per (term, pk) the counts in each column, and each paper's length, as FTS5 indexes
-        them: through a temporary FTS5 table with the index's own tokenizer."""
-        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_texts USING fts5("
-                        f"title, abstract, authors_text, tokenize='{TOKENIZER}')")
-        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.tail_entries"
-                        " USING fts5vocab(temp, tail_texts, instance)")
-        self.db.execute("DELETE FROM temp.tail_texts")
-        self.db.executemany("INSERT INTO temp.tail_texts(rowid, title, abstract, authors_text)"
-                            " VALUES (?, ?, ?, ?)", rows)
+        them."""
         counts: dict[tuple[str, int], list[int]] = {}
         lengths = {int(r[0]): 0 for r in rows}
-        for term, pk, column in self.db.rows(
-                f"SELECT term, doc, {_COLUMN} FROM temp.tail_entries"):
-            counts.setdefault((term, pk), [0] * FIELDS)[column] += 1
+        for pk, column, term in fts5_tokens(self.db, "tail_texts", _FIELDS, rows):
+            counts.setdefault((term, pk), [0] * FIELDS)[_FIELDS.index(column)] += 1
             lengths[pk] += 1
-        self.db.execute("DELETE FROM temp.tail_texts")
         return counts, lengths
 
     # ---------------------------------------------------------------- ranking

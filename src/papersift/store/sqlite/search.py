@@ -10,7 +10,7 @@ from typing import Any
 
 from papersift.store import search
 from papersift.store.sqlite.db import SQLiteDatabase
-from papersift.store.sqlite.postings import TOKENIZER, KeywordPostings
+from papersift.store.sqlite.postings import KeywordPostings, fts5_tokens
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 # Document counts per database and term, with the index size they were read at (see
@@ -66,23 +66,11 @@ class Search(search.Search):
 
     # ------------------------------------------------------------ term statistics
     def _tokenize(self, words: list[str]) -> list[list[str]]:
-        """Through a temporary FTS5 table with the index's own tokenizer, so no stemmer has to
-        agree with SQLite's; works on read-only connections (the temp schema is private)."""
         with _TOKENIZE_LOCK:
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens USING fts5("
-                f"word, tokenize='{TOKENIZER}')")
-            self.conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_tokens_vocab"
-                " USING fts5vocab(temp, query_tokens, instance)")
-            self.conn.execute("DELETE FROM temp.query_tokens")
-            self.conn.executemany("INSERT INTO temp.query_tokens(rowid, word) VALUES (?, ?)",
-                                  list(enumerate(words)))
-            found: list[list[str]] = [[] for _ in words]
-            for doc, term in self.conn.execute(
-                    "SELECT doc, term FROM temp.query_tokens_vocab ORDER BY doc, offset"):
-                found[doc].append(term)
-            self.conn.execute("DELETE FROM temp.query_tokens")
+            tokens = fts5_tokens(self.db, "query_tokens", ("word",), list(enumerate(words)))
+        found: list[list[str]] = [[] for _ in words]
+        for doc, _, term in tokens:
+            found[doc].append(term)
         return found
 
     def _vocabulary(self) -> None:
