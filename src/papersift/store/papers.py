@@ -11,7 +11,7 @@ from papersift.clock import utc_now
 from papersift.records.merge import merge, source_kind
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.merges import plan_links, refresh_keys
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.sql import Concern, dedupe_last, live_since
 from papersift.store.values import StoreError, UpsertReport
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
@@ -305,15 +305,11 @@ class Papers(Concern):
     ) -> Iterable[dict[str, Any]]:
         """Live papers (all, or these ids; from `since` on) in storage order, with `authors`
         as a list of names: what the stages read."""
-        clauses, params = ["duplicate_of IS NULL"], []
-        if since:
-            clauses.append("sort_date >= ?")
-            params.append(since)
-        where = " AND ".join(clauses)
+        where, params = live_since(since)
         if ids is not None:
             condition, wanted = self.db.any_of("id", list(ids))
             yield from _paper_dicts(self.db.dicts(
-                f"{SELECT} WHERE {condition} AND {where} ORDER BY pk", (*wanted, *params)))
+                f"{SELECT} p WHERE {condition} AND {where} ORDER BY pk", (*wanted, *params)))
             return
         for rows in self.db.walk(f"{SELECT} p WHERE {where}", params, batch):
             yield from _paper_dicts(rows)

@@ -142,13 +142,14 @@ class StoredPostings(Concern):
         rows = self.db.rows(f"SELECT {STATE_COLUMNS} FROM keyword_index")
         return IndexState(*(int(v) for v in rows[0])) if rows else None
 
-    def _newest(self) -> int:
+    def newest(self) -> int:
+        """The highest pk: papers in the keyword index (duplicates too), cheaply."""
         return int(self.db.value("SELECT coalesce(max(pk), 0) FROM papers"))
 
     def status(self) -> dict[str, Any]:
         """Whether a build is in use, its papers, and the papers it is behind by."""
         state = self.state()
-        newest = self._newest()
+        newest = self.newest()
         if state is None or not state.build:
             return {"built": False, "papers": 0, "tail": 0, "behind": newest}
         tail = int(self.db.value("SELECT count(*) FROM keyword_tail_papers"))

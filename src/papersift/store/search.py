@@ -165,13 +165,9 @@ class Search(Concern):
             params += found[1]
         return " AND ".join(clauses), params
 
-    def _size(self) -> int:
-        """Papers in the index (duplicates too), cheaply: the highest pk."""
-        return int(self.db.value("SELECT coalesce(max(pk), 0) FROM papers"))
-
     def _newest_from(self, share: float) -> int:
         """The first pk of the newest `share` of the papers (pks grow as papers are added)."""
         if share >= 1.0:
             return 0
-        last = self._size()
+        last = self._postings.newest()
         return int(last - max(0.0, share) * last)

@@ -174,6 +174,13 @@ def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
         yield items[start:start + size]
 
 
+def live_since(since: str | None) -> tuple[str, list[Any]]:
+    """The condition on papers `p` that they are live, and dated from `since` on if given."""
+    if since:
+        return "p.duplicate_of IS NULL AND p.sort_date >= ?", [since]
+    return "p.duplicate_of IS NULL", []
+
+
 def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
                 ) -> list[Sequence[Any]]:
     """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, dedupe_last, marks
+from papersift.store.sql import Concern, dedupe_last, live_since, marks
 
 _COLUMNS = (
     "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
@@ -27,11 +27,7 @@ class Summaries(Concern):
         Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's
         summary_hash, flagged, hidden (None when the paper has no summary). In pk order.
         """
-        clauses, params = ["p.duplicate_of IS NULL"], []
-        if since:
-            clauses.append("p.sort_date >= ?")
-            params.append(since)
-        where = " AND ".join(clauses)
+        where, params = live_since(since)
         for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
                 " s.input_hash AS summary_hash, s.flagged, s.hidden"

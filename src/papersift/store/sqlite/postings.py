@@ -214,7 +214,7 @@ class KeywordPostings(StoredPostings):
                 return None
             lists = self._lists(state, wanted)
             rows, tokens_total = averages(self.db.conn)
-            ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if self._newest() >
+            ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if self.newest() >
                                         state.tail_watermark else ([], lambda _: 0))
             df = {tok: len(lists[tok]) + fresh_docs(word_of[tok]) for tok in wanted}
         average = tokens_total / rows if rows else 0.0

@@ -83,7 +83,7 @@ class Search(search.Search):
         """Counting reads the term's whole posting list, so counts are cached per database and
         refreshed when the index has grown by a few percent: df drifts slowly."""
         self._vocabulary()
-        generation = self._size() // 2000
+        generation = self._postings.newest() // 2000
         cache = _DOC_COUNTS.setdefault(str(self.path), {})
         counts: dict[str, int] = {}
         for term in tokens:
