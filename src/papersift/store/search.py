@@ -138,14 +138,15 @@ class Search(Concern):
         params: list[Any] = []
         if filters is None:
             return " AND ".join(clauses), params
+        column, mark = self.db.caseless("c.category"), self.db.caseless("?")
         for category in filters.categories:
             exists = ("EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id ="
-                      f" {alias}.id AND (lower(c.category) = lower(?)")
+                      f" {alias}.id AND ({column} = {mark}")
             if "." in category:
                 clauses.append(f"{exists}))")
                 params.append(category)
             else:  # a whole archive: cat:cs
-                clauses.append(f"{exists} OR lower(c.category) LIKE lower(?) ESCAPE '\\'))")
+                clauses.append(f"{exists} OR {column} LIKE {mark} ESCAPE '\\'))")
                 params += [category, category.replace("\\", "\\\\").replace("%", "\\%")
                            .replace("_", "\\_") + ".%"]
         if filters.since:

@@ -75,6 +75,10 @@ class Database:
         with `separator` (a quoted SQL literal) in `order`."""
         raise NotImplementedError
 
+    def caseless(self, expr: str) -> str:
+        """`expr` as `=` and LIKE compare it without regard to (ASCII) case, on both sides."""
+        raise NotImplementedError
+
     def indexed(self, table: str, index: str) -> str | None:
         """`table` (with its alias) read through `index`, for a walk the planner would not
         choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint

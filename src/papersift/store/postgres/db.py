@@ -277,6 +277,9 @@ class PostgresDatabase(Database):
                ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]
 
+    def caseless(self, expr: str) -> str:
+        return f"lower({expr})"
+
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
 

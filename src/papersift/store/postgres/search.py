@@ -177,21 +177,13 @@ class Search(search.Search):
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),
         and the store's size (its highest pk), read in the same round trip as the counts."""
-        tokens = self.index_tokens([t.text for t in terms if not t.prefix])
-        per_term: dict[int, list[str]] = {}
-        it = iter(tokens)
-        for i, term in enumerate(terms):
-            if not term.prefix:
-                per_term[i] = next(it)
-        counts, size = self._statistics(sorted({tok for toks in per_term.values() for tok in toks}))
+        tokens = iter(self.index_tokens([t.text for t in terms if not t.prefix]))
+        keys = [[f"prefix:{t.text.lower()}"] if t.prefix else next(tokens) for t in terms]
+        counts, size = self._statistics(sorted({key for term, found in zip(terms, keys, strict=True)
+                                                if not term.prefix for key in found}))
         counts |= self._prefix_counts([t.text.lower() for t in terms if t.prefix], size)
-        documents = max(size, 1)
-        result = []
-        for i, term in enumerate(terms):
-            keys = per_term.get(i, [f"prefix:{term.text.lower()}"])
-            matching = min((counts.get(k, 0) for k in keys), default=0)
-            result.append(idf(documents, matching))
-        return result, size
+        return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
+                for found in keys], size
 
     # -------------------------------------------------------------- filters
     def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:

@@ -142,6 +142,10 @@ class SQLiteDatabase(Database):
         return (f"(SELECT group_concat(joined_value, {separator}) FROM"
                 f" (SELECT {expr} AS joined_value {source} ORDER BY {order}))")
 
+    def caseless(self, expr: str) -> str:
+        # A collation, not lower(): no function call a row (LIKE ignores ASCII case anyway).
+        return f"{expr} COLLATE NOCASE"
+
     def indexed(self, table: str, index: str) -> str | None:
         return f"{table} INDEXED BY {index}"
 
