@@ -269,8 +269,8 @@ def test_a_ranking_uses_the_word_counts_its_plan_just_read_once(
                                                   f"Sparse codes {n}", abstract="Nothing."))
                              for n in range(1, 31)])
     reads: list[str] = []
-    rows = pg.search.rows
-    monkeypatch.setattr(pg.search, "rows", lambda sql, *a: (
+    rows = pg.search.db.rows
+    monkeypatch.setattr(pg.search.db, "rows", lambda sql, *a: (
         reads.append(sql) if "FROM lexicon" in sql else None, rows(sql, *a))[1])
     query = KeywordQuery([Term("graph"), Term("lattice")], "OR")
     tokens = ["graph", "lattic"]

@@ -8,18 +8,32 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.search import Search
+from papersift.store.sql import Concern, Database, dedupe_last
+from papersift.store.values import SearchFilters
+
+# The vectors of one model (the first parameter) of live papers.
+_LIVE = ("FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+         " WHERE e.model = ? AND p.duplicate_of IS NULL")
+# Vectors read per step of the exact nearest-neighbour scan (memory stays flat at any size).
+_SCAN = 20_000
 
 
 class Embeddings(Concern):
-    """The EmbeddingsStore contract written once, over how a backend's vectors travel
-    (_vector_param, _vector_rows, _matrix); each backend adds its nearest-neighbour search
-    and what it says of a vector index."""
+    """One vector per paper and model, keyed by a hash of the embedded text (contract: this
+    class), written once over how a backend's vectors travel (_vector_param, _vector_rows,
+    _matrix: float32 little-endian blobs, as SQLite keeps them). Without a vector index of the
+    store's own (the search layer keeps one: search/ann.py), nearest papers are found by an
+    exact scan; a backend with one (PostgreSQL's HNSW) says so and answers from it."""
 
-    # ------------------------------------------------------- what a backend provides
+    def __init__(self, db: Database, search: Search) -> None:
+        super().__init__(db)
+        self._search = search  # the search filters, for nearest_papers
+
+    # ------------------------------------------- how vectors travel (here: SQLite's blobs)
     def _vector_param(self, vector: np.ndarray) -> Any:
         """A vector as this backend's parameter for the `vector` column."""
-        raise NotImplementedError
+        return np.asarray(vector, dtype="<f4").tobytes()
 
     def _vector_rows(self, sql: str, params: Sequence[Any]) -> list[Sequence[Any]]:
         """Every row of a query that reads `vector` columns, as _matrix takes them."""
@@ -27,25 +41,22 @@ class Embeddings(Concern):
 
     def _matrix(self, vectors: Sequence[Any]) -> np.ndarray:
         """Vectors as read, one float32 row each; (0, 0) for none."""
-        raise NotImplementedError
+        if not vectors:
+            return np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(vectors), dtype="<f4")
+        return matrix.reshape(len(vectors), -1).astype(np.float32, copy=False)
 
     # ---------------------------------------------------------------- the contract
     def iter_embedding_inputs(
         self, model: str, batch: int = 512
     ) -> Iterator[list[tuple[str, str, str, str | None]]]:
-        """Batches of (paper_id, title, abstract, stored text_hash or None) for every paper
-        that is not a duplicate; the stage decides what is missing or stale by the hash."""
-        last = 0
-        while True:
-            rows = self.db.rows(
+        """Batches of (paper id, title, abstract, stored text hash or None) of every live
+        paper: the embed stage decides by the hash what is missing or stale."""
+        for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, e.text_hash FROM papers p"
                 " LEFT JOIN embeddings e ON e.paper_id = p.id AND e.model = ?"
-                " WHERE p.pk > ? AND p.duplicate_of IS NULL ORDER BY p.pk LIMIT ?",
-                (model, last, batch))
-            if not rows:
-                return
-            last = rows[-1][0]
-            yield [(r[1], r[2], r[3], r[4]) for r in rows]
+                " WHERE p.duplicate_of IS NULL", (model,), batch):
+            yield [(r["id"], r["title"], r["abstract"], r["text_hash"]) for r in rows]
 
     def put_embeddings(self, model: str, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
         """Store (paper_id, text_hash, vector) rows in one transaction, replacing older ones."""
@@ -68,8 +79,7 @@ class Embeddings(Concern):
         self, model: str, ids: Sequence[str] | None = None
     ) -> tuple[list[str], np.ndarray]:
         """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
-        sql = ("SELECT e.paper_id, e.vector FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-               " WHERE e.model = ? AND p.duplicate_of IS NULL")
+        sql = f"SELECT e.paper_id, e.vector {_LIVE}"
         params: list[Any] = [model]
         if ids is not None:  # a few papers: look them up, do not read every vector
             among, wanted = self.db.any_of("e.paper_id", list(dict.fromkeys(ids)))
@@ -83,7 +93,7 @@ class Embeddings(Concern):
         return self._matrix([rows[0][0]])[0].copy() if rows else None
 
     def has_embedding(self, paper_id: str) -> bool:
-        """Whether the embed stage has reached this paper (similar papers need it)."""
+        """Whether any model's vector of this paper is stored (similar papers need it)."""
         return self.db.value("SELECT 1 FROM embeddings WHERE paper_id = ? LIMIT 1",
                              (paper_id,)) is not None
 
@@ -99,8 +109,7 @@ class Embeddings(Concern):
     def embedding_state(self, model: str) -> dict[int, str]:
         """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
         return dict(self.db.rows(
-            "SELECT p.pk, e.text_hash FROM embeddings e JOIN papers p ON p.id = e.paper_id"
-            " WHERE e.model = ? AND p.duplicate_of IS NULL", (model,)))
+            f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
 
     def embedding_vectors(
         self, model: str, pks: Sequence[int]
@@ -114,14 +123,55 @@ class Embeddings(Concern):
         order = [pk for pk in wanted if pk in found]
         return order, self._matrix([found[pk] for pk in order])
 
-    # -- a backend without a vector index of its own (the search layer keeps one: search/ann.py)
+    # -- nearest papers: without a vector index of the store's own, an exact scan
     def indexes_vectors(self) -> bool:
+        """Whether nearest_papers answers from a nearest-neighbour index kept in the store,
+        fast at any size (PostgreSQL's HNSW): the search layer then asks the store instead of
+        building the local index file (search/ann.py) from it."""
         return False
 
     def drop_vector_index(self) -> bool:
-        """Nothing to drop: the local index file is built after the vectors are written."""
+        """Drop the store's own nearest-neighbour index before a bulk write, so that each
+        write does not also insert into it (True if an index was dropped). Until
+        `build_vector_index` runs, nearest_papers is exact and slow."""
         return False
 
     def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
-        """Nothing to build here (search/ann.py builds the local index file)."""
+        """Build the store's own index if it is missing, in one pass over the stored
+        vectors, with up to `memory_mb` of memory and `workers` parallel workers; seconds
+        taken, or None when there was nothing to build. Safe to call at any time: a bulk
+        write that was stopped before its index was rebuilt is mended by the next call."""
         return None
+
+    def nearest_papers(self, model: str, vector: np.ndarray, k: int,
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
+        are nearest to it, nearest first, among those passing `filters`. A backend that
+        indexes vectors (`indexes_vectors`) answers approximately from its index; here the
+        answer is exact: every vector is read, a step at a time, and the best k kept (what
+        recall is measured against)."""
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        allowed = None if filters is None or filters.is_empty() else \
+            self._search.filtered_pks(filters)
+        best_pks = np.zeros(0, dtype=np.int64)
+        best_scores = np.zeros(0, dtype=np.float32)
+        last = 0
+        while k > 0:
+            rows = self.db.rows(
+                f"SELECT p.pk, e.vector {_LIVE} AND p.pk > ? AND e.dim = ? ORDER BY p.pk LIMIT ?",
+                (model, last, query.shape[0], _SCAN))
+            if not rows:
+                break
+            last = rows[-1][0]
+            if allowed is not None:
+                rows = [r for r in rows if r[0] in allowed]
+            if not rows:
+                continue
+            scores = self._matrix([r[1] for r in rows]) @ query
+            best_pks = np.concatenate([best_pks, np.fromiter((r[0] for r in rows), np.int64)])
+            best_scores = np.concatenate([best_scores, scores.astype(np.float32)])
+            if len(best_scores) > k:
+                keep = np.argpartition(-best_scores, k - 1)[:k]
+                best_pks, best_scores = best_pks[keep], best_scores[keep]
+        order = np.lexsort((best_pks, -best_scores))
+        return [(int(best_pks[i]), float(best_scores[i])) for i in order]

@@ -10,7 +10,9 @@ say so.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from papersift.errors import PapersiftError
 from papersift.stages import OnProgress, Progress, Report, no_progress
@@ -54,36 +56,35 @@ def check_target(source: Store, target: Store) -> None:
                 "database, or into the one an interrupted migrate of this store left")
 
 
+def _batches(store: Store, name: str, after: Sequence[Any] | None, batch: int
+             ) -> Iterator[list[tuple[Any, ...]]]:
+    """A table's rows after a key (all, for None), a batch at a time, in key order."""
+    spec = table(name)
+    while rows := store.tables.read_rows(name, after, batch):
+        yield rows
+        after = spec.key_of(rows[-1])
+
+
 def copy_table(source: Store, target: Store, name: str, batch: int = BATCH,
                on_progress: OnProgress = no_progress) -> int:
     """Copy the rows of one table the target lacks, from after its last key; returns how many."""
-    spec = table(name)
     total = source.tables.count_rows(name)
-    after = target.tables.last_key(name)
     done = target.tables.count_rows(name)
     copied = 0
-    while True:
-        rows = source.tables.read_rows(name, after, batch)
-        if not rows:
-            return copied
+    for rows in _batches(source, name, target.tables.last_key(name), batch):
         copied += target.tables.write_rows(name, rows)
         done += len(rows)
-        after = spec.key_of(rows[-1])
         on_progress(Progress("migrate", done, total, name))
+    return copied
 
 
 def compare(source: Store, target: Store, name: str, batch: int = BATCH) -> TableCheck:
     """Rows and content digests of one table on both sides."""
-    spec = table(name)
+    def digest(store: Store) -> tuple[int, str]:
+        return row_digest(row for rows in _batches(store, name, None, batch) for row in rows)
 
-    def rows_of(store: Store):  # noqa: ANN202 (a generator of rows)
-        after = None
-        while rows := store.tables.read_rows(name, after, batch):
-            yield from rows
-            after = spec.key_of(rows[-1])
-
-    source_rows, source_digest = row_digest(rows_of(source))
-    target_rows, target_digest = row_digest(rows_of(target))
+    source_rows, source_digest = digest(source)
+    target_rows, target_digest = digest(target)
     return TableCheck(name, source_rows, target_rows, source_digest, target_digest)
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
 from papersift.records.merge import merge, source_kind
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.merges import plan_links, refresh_keys
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.sql import Concern, dedupe_last, live_since
 from papersift.store.values import StoreError, UpsertReport
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
@@ -32,21 +33,20 @@ DUMPED = {
 
 
 class Papers(Concern):
-    """PapersStore written once: the reads, and the batch upsert with its merge and duplicate
-    rules. Each backend's Papers adds how the lines read are kept (_keep_lines), how papers new
-    to the store go in (_insert_papers) and authors are numbered (_add_authors), its bulk
-    load, and what its stats and dump add."""
+    """Papers with their versions, authors, categories and sources (contract: this class):
+    the reads, and the batch upsert with its merge and duplicate rules. Each backend's Papers
+    adds how the lines read are kept (_keep_lines), how new papers' rows go in
+    (_insert_rows) and authors are numbered (_add_authors), its bulk load, and what its
+    stats and dump add."""
+
+    # Where the keys of lines read go (SQLite's bulk load holds them back: bulk.held_lines).
+    lines_table = "source_lines"
 
     # ------------------------------------------------------- what a backend provides
-    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
-        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
-        raise NotImplementedError
 
-    def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
-                       report: UpsertReport) -> list[PreparedRecord]:
-        """Insert papers new to the store with their authors, categories and versions, each
-        linked to an earlier paper it duplicates (_duplicated); returns those another writer
-        stored first (to be merged instead)."""
+    def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
+        """Insert these papers' rows (COLUMNS but pk); the ids of those inserted (a paper
+        another writer stored first is left out)."""
         raise NotImplementedError
 
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
@@ -54,9 +54,24 @@ class Papers(Concern):
         stored first may be left out)."""
         raise NotImplementedError
 
+    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
+        """Every table of this concern in a canonical order, for comparing two stores."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
+        """A context for loading many papers; yields whether the backend defers index work
+        to its end (if `wanted` and the store was empty, or an earlier load was cut short).
+        Here nothing is deferred (PostgreSQL's GIN pending list already batches its work)."""
+        yield False
+
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """Insert or merge a batch in one transaction (see PapersStore.upsert_papers).
+        """Insert or merge a batch in one transaction (rules: papersift.records.merge).
+
+        A record its source already gave unchanged costs one lookup and counts as
+        unchanged; a new paper with the DOI or title key of a stored one is linked to it
+        as a duplicate.
 
         Concurrent upserts (two ingests at once) take turns batch by batch through one lock:
         the merge and duplicate rules must see every paper committed before, and a duplicate
@@ -72,6 +87,50 @@ class Papers(Concern):
             return report
 
         return self.db.write(work)
+
+    def current_lines(self, keys: Sequence[int]) -> set[int]:
+        """The line keys (PreparedRecord.line_key) whose record is still what its source
+        last gave for its paper: such a line would parse to a record equal to the stored one,
+        so it need not be parsed again (as exact as comparing record hashes)."""
+        if not keys:
+            return set()
+        among, params = self.db.any_of("l.line_key", list(keys), "bigint")
+        return set(self.db.column(
+            "SELECT l.line_key FROM source_lines l JOIN paper_sources s"
+            " ON s.paper_id = l.paper_id AND s.source = l.source"
+            f" AND s.record_hash = l.record_hash WHERE {among}", params))
+
+    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
+        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
+        if lines:
+            self.db.insert_rows(
+                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
+                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
+                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
+                " source = excluded.source, record_hash = excluded.record_hash")
+
+    def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
+                       report: UpsertReport) -> list[PreparedRecord]:
+        """Insert papers new to the store with their authors, categories and versions, each
+        linked to an earlier paper it duplicates (_duplicated); returns those another writer
+        stored first (to be merged instead)."""
+        if not items:
+            return []
+        originals = self._duplicated(items)
+        inserted = self._insert_rows([(*p.paper_row, originals.get(p.id), p.sort_date)
+                                      for p in items])
+        done = [p for p in items if p.id in inserted]
+        report.new += [p.id for p in done]
+        report.duplicates += [(p.id, originals[p.id]) for p in done if p.id in originals]
+        for table, columns, types, rows in (
+                ("paper_authors", ("paper_id", "position", "author_id"), ("text", "int4", "int8"),
+                 [(p.id, i, author_ids[name]) for p in done for i, name in enumerate(p.authors)]),
+                ("paper_categories", ("paper_id", "category", "position"), ("text", "text", "int4"),
+                 [row for p in done for row in p.category_rows]),
+                ("paper_versions", ("paper_id", "version", "date"), ("text", "int4", "text"),
+                 [row for p in done for row in p.version_rows])):
+            self.db.insert_rows(table, columns, types, rows, "ON CONFLICT DO NOTHING")
+        return [p for p in items if p.id not in inserted]
 
     def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
         self._keep_lines([(p.line_key, p.id, p.source, p.record_hash)
@@ -162,6 +221,7 @@ class Papers(Concern):
     # ----------------------------------------------------------------- reads
 
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
+        """Keep the report of one ingest run; returns its id."""
         return int(self.db.value(
             "INSERT INTO ingest_runs (started_at, finished_at, sources, report)"
             " VALUES (?, ?, ?, ?) RETURNING id",
@@ -172,7 +232,9 @@ class Papers(Concern):
         return int(self.db.value(f"SELECT count(*) FROM papers{where}"))
 
     def get_paper(self, paper_id: str) -> dict[str, Any] | None:
-        """The whole stored paper: fields, ordered authors with slugs, categories, versions, sources."""
+        """The whole paper: its columns, `authors` [{name, slug}], `categories` (primary
+        first), `versions` [{version, date}], `sources` {source: extras}, `duplicates` [ids],
+        `links` {name: url}; None if unknown."""
         with self.db.snapshot():
             paper = self.db.one(f"{SELECT} WHERE id = ?", (paper_id,))
             if paper is None:
@@ -194,8 +256,8 @@ class Papers(Concern):
         return paper
 
     def resolve_ids(self, ids: Sequence[str]) -> dict[str, str]:
-        """For each of these ids the store holds: the id its signals are kept under (a
-        duplicate's original, else itself)."""
+        """{id: the id signals about it are kept under (its original if it is a duplicate)}
+        for each of these ids the store holds, in one query."""
         if not ids:
             return {}
         condition, params = self.db.any_of("id", sorted(set(ids)))
@@ -212,7 +274,8 @@ class Papers(Concern):
         return found
 
     def stats(self) -> dict[str, Any]:
-        """Counts by source, primary category and month of announcement (or submission)."""
+        """papers, distinct_papers, duplicates, authors, by_source, by_category, by_month
+        (of announcement, or submission), full_text_index_pending, indexes_pending."""
         with self.db.snapshot():
             total, duplicates, authors = self.db.rows(
                 "SELECT count(*), count(duplicate_of), (SELECT count(*) FROM authors)"
@@ -240,44 +303,27 @@ class Papers(Concern):
     def iter_papers(
         self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
     ) -> Iterable[dict[str, Any]]:
-        """Papers (not duplicates) in pk order, as dicts with `authors` as a list of names."""
-        clauses, params = ["duplicate_of IS NULL"], []
-        if since:
-            clauses.append("sort_date >= ?")
-            params.append(since)
-        where = " AND ".join(clauses)
+        """Live papers (all, or these ids; from `since` on) in storage order, with `authors`
+        as a list of names: what the stages read."""
+        where, params = live_since(since)
         if ids is not None:
             condition, wanted = self.db.any_of("id", list(ids))
-            yield from self._paper_dicts(f"{SELECT} WHERE {condition} AND {where} ORDER BY pk",
-                                         (*wanted, *params))
+            yield from _paper_dicts(self.db.dicts(
+                f"{SELECT} p WHERE {condition} AND {where} ORDER BY pk", (*wanted, *params)))
             return
-        last = 0
-        while True:
-            rows = list(self._paper_dicts(f"{SELECT} WHERE pk > ? AND {where} ORDER BY pk"
-                                          " LIMIT ?", (last, *params, batch)))
-            if not rows:
-                return
-            yield from rows
-            last = rows[-1]["pk"]
+        for rows in self.db.walk(f"{SELECT} p WHERE {where}", params, batch):
+            yield from _paper_dicts(rows)
 
     def paper_dates(self, ids: Sequence[str] | None = None) -> dict[str, str | None]:
         """sort_date of live papers (all, or these)."""
-        if ids is None:
-            return dict(self.db.rows("SELECT id, sort_date FROM papers"
-                                     " WHERE duplicate_of IS NULL"))
-        condition, params = self.db.any_of("id", list(ids))
+        condition, params = ("1 = 1", []) if ids is None else self.db.any_of("id", list(ids))
         return dict(self.db.rows("SELECT id, sort_date FROM papers WHERE duplicate_of IS NULL"
                                  f" AND {condition}", params))
 
     def primary_categories(self) -> dict[str, str | None]:
+        """{id: primary category} of live papers."""
         return dict(self.db.rows(
             "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL"))
-
-    def _paper_dicts(self, sql: str, params: Sequence[Any]) -> Iterable[dict[str, Any]]:
-        for paper in self.db.dicts(sql, params):
-            paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
-            paper["links"] = json.loads(paper["links"])
-            yield paper
 
     # ------------------------------------------- steps of the upsert
     def _plan(self, todo: Sequence[PreparedRecord]) -> tuple[
@@ -365,3 +411,10 @@ class Papers(Concern):
         # Issue 35: records of other sources are matched (sources.matching), every link gets
         # its reason in the merges table, and an unmerged pair stays apart (store.merges).
         return plan_links(self.db, items, originals)
+
+
+def _paper_dicts(rows: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+    for paper in rows:
+        paper["authors"] = [a for a in paper["authors_text"].split(", ") if a]
+        paper["links"] = json.loads(paper["links"])
+        yield paper

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from papersift.store.contracts import KeywordQuery, StoreError, Term
+from papersift.clock import utc_now
+from papersift.store.sql import Concern
+from papersift.store.values import KeywordQuery, StoreError, Term
 
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
 K1 = 1.2
@@ -35,19 +38,18 @@ class Postings:
     def __len__(self) -> int:
         return len(self.pks)
 
+    def _kept(self, keep: np.ndarray) -> Postings:
+        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+
     def without(self, pks: np.ndarray) -> Postings:
         """These postings but those of the papers in `pks` (sorted)."""
         if not len(pks) or not len(self.pks):
             return self
-        keep = ~np.isin(self.pks, pks, assume_unique=False)
-        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+        return self._kept(~np.isin(self.pks, pks, assume_unique=False))
 
     def since(self, first: int) -> Postings:
         """The postings of papers with pk >= first."""
-        if first <= 0:
-            return self
-        keep = self.pks >= first
-        return Postings(self.pks[keep], self.counts[keep], self.lengths[keep])
+        return self if first <= 0 else self._kept(self.pks >= first)
 
     @staticmethod
     def join(parts: Sequence[Postings]) -> Postings:
@@ -91,50 +93,113 @@ STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
 DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
 
 TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
+_DELETE_ROWS = 20_000  # old build rows deleted per transaction
+Progress = Callable[[int, int], None]
 
 # Per database: the build's paper lengths, and the tail's changed papers (read once a version).
-_LENGTHS: dict[str, tuple[int, np.ndarray]] = {}
-_CHANGED: dict[str, tuple[tuple[int, int], np.ndarray]] = {}
+_LENGTHS: dict[str, tuple[Any, np.ndarray]] = {}
+_CHANGED: dict[str, tuple[Any, np.ndarray]] = {}
 _LOCK = threading.Lock()
 
 
-class StoredPostings:
-    """What both backends' postings share: the index state and status, the tail update, the
-    build's lengths and the tail's changed papers (each read once per version), and the
-    final ranking. A backend gives `_query` (the rows of a statement without parameters: the
-    same SQL on both), `_database` (its key in the caches), `_tail_added` and
-    `_tail_changed` (one transaction each: (rows taken, papers counted))."""
+class Built(NamedTuple):
+    """What a backend's build wrote, as of its snapshot (see StoredPostings.build)."""
 
-    def _query(self, sql: str) -> list[Any]:
+    since: int        # the last change logged (keyword_changed.seq) the build covers
+    version: int      # the tail's version then
+    watermark: int    # the highest pk then
+    papers: int
+    lengths: np.ndarray
+    terms: int
+
+
+class StoredPostings(Concern):
+    """What both backends' postings share: the index state and status, the build's frame and
+    the tail update, the build's lengths and the tail's changed papers (each read once per
+    version), each token's lists, and the final ranking. A backend gives `_write_build`,
+    `_put_tail`, and how its lists are packed (_PKS, _unpack, _packed)."""
+
+    _PKS = "<i4"  # the dtype of a build's pks
+
+    def _write_build(self, build: int, on_progress: Progress | None) -> Built:
+        """Write build `build`'s postings from one snapshot of the keyword index."""
         raise NotImplementedError
 
-    def _database(self) -> str:
+    def _put_tail(self, pks: list[int], replaced: bool) -> None:
+        """The tail's postings of these papers (after deleting their old ones if `replaced`);
+        a paper no longer stored gets length 0 (its built postings are ignored from then on)."""
         raise NotImplementedError
 
-    def _tail_added(self) -> tuple[int, int]:
-        raise NotImplementedError
+    def _unpack(self, counts: bytes) -> np.ndarray:
+        """Stored counts as (n, 3) uint8: title, abstract, authors."""
+        return np.frombuffer(counts, dtype=np.uint8).reshape(-1, FIELDS)
 
-    def _tail_changed(self) -> tuple[int, int]:
-        raise NotImplementedError
+    def _packed(self, counts: list[Any]) -> bytes:
+        """The tail's counts of one term, as _unpack takes them."""
+        return b"".join(counts)
 
     def state(self) -> IndexState | None:
-        rows = self._query(f"SELECT {STATE_COLUMNS} FROM keyword_index")
+        rows = self.db.rows(f"SELECT {STATE_COLUMNS} FROM keyword_index")
         return IndexState(*(int(v) for v in rows[0])) if rows else None
 
-    def _newest(self) -> int:
-        return int(self._query("SELECT coalesce(max(pk), 0) FROM papers")[0][0])
+    def newest(self) -> int:
+        """The highest pk: papers in the keyword index (duplicates too), cheaply."""
+        return int(self.db.value("SELECT coalesce(max(pk), 0) FROM papers"))
 
     def status(self) -> dict[str, Any]:
         """Whether a build is in use, its papers, and the papers it is behind by."""
         state = self.state()
-        newest = self._newest()
+        newest = self.newest()
         if state is None or not state.build:
             return {"built": False, "papers": 0, "tail": 0, "behind": newest}
-        tail = int(self._query("SELECT count(*) FROM keyword_tail_papers")[0][0])
-        changed = int(self._query("SELECT count(DISTINCT pk) FROM keyword_changed")[0][0])
+        tail = int(self.db.value("SELECT count(*) FROM keyword_tail_papers"))
+        changed = int(self.db.value("SELECT count(DISTINCT pk) FROM keyword_changed"))
         return {"built": True, "build": state.build, "papers": state.papers, "tail": tail,
                 "behind": newest - state.tail_watermark + changed}
 
+    # ------------------------------------------------------------------ build
+    def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
+        """Every term's postings as of one snapshot, written beside the previous build's;
+        they take over in one small transaction with an empty tail (changes logged since the
+        snapshot are kept for the next tail update). A killed build leaves rows the next
+        one deletes."""
+        started = time.perf_counter()
+        with self.db.transaction():
+            self.db.execute("INSERT INTO keyword_index (id) VALUES (1) ON CONFLICT DO NOTHING")
+            current = int(self.db.value("SELECT build FROM keyword_index"))
+        self._delete_builds_except(current)
+        new = current + 1
+        built = self._write_build(new, on_progress)
+        with self.db.transaction():
+            if self.db.value("SELECT tail_version FROM keyword_index") != built.version:
+                # Another stage moved changes logged after the snapshot into the tail, which
+                # this build would empty: those papers would keep their old postings.
+                raise StoreError("the keyword postings' tail changed during the build (another"
+                                 " keywords stage ran); build again")
+            self.db.execute(
+                "UPDATE keyword_index SET build = ?, watermark = ?, tail_watermark = ?,"
+                " tail_version = tail_version + 1, papers = ?, lengths = ?, built_at = ?",
+                (new, built.watermark, built.watermark, built.papers,
+                 built.lengths.astype("<i4").tobytes(), utc_now()))
+            self.db.execute("DELETE FROM keyword_tail")
+            self.db.execute("DELETE FROM keyword_tail_papers")
+            self.db.execute("DELETE FROM keyword_changed WHERE seq <= ?", (built.since,))
+        self._delete_builds_except(new)
+        return {"build": new, "papers": built.papers, "terms": built.terms,
+                "seconds": round(time.perf_counter() - started, 1)}
+
+    def _delete_builds_except(self, build: int) -> None:
+        """Deletes other builds' rows a few at a time (a build's rows are ~1 GB at a million
+        papers: one transaction would hold the write lock for long)."""
+        while True:
+            with self.db.transaction():
+                gone = self.db.execute(
+                    "DELETE FROM keyword_postings WHERE (build, term) IN (SELECT build, term"
+                    " FROM keyword_postings WHERE build <> ? LIMIT ?)", (build, _DELETE_ROWS))
+            if gone < _DELETE_ROWS:
+                return
+
+    # ------------------------------------------------------------------- tail
     def update_tail(self) -> dict[str, int]:
         """Postings for the papers added since the tail's watermark and those changed since
         they were indexed."""
@@ -143,29 +208,76 @@ class StoredPostings:
             raise StoreError("no keyword postings are built yet")
         return {"added": _drain(self._tail_added), "changed": _drain(self._tail_changed)}
 
+    def _tail_added(self) -> tuple[int, int]:
+        """One transaction of the tail update: (rows taken, papers counted)."""
+        with self.db.transaction():
+            tail = self.db.value(f"SELECT tail_watermark FROM keyword_index{self.db.for_update}")
+            pks = self.db.column("SELECT pk FROM papers WHERE pk > ? ORDER BY pk LIMIT ?",
+                                 (tail, TAIL_PAPERS))
+            if pks:
+                self._put_tail(pks, replaced=False)
+                self.db.execute("UPDATE keyword_index SET tail_watermark = ?,"
+                                " tail_version = tail_version + 1", (pks[-1],))
+        return len(pks), len(pks)
+
+    def _tail_changed(self) -> tuple[int, int]:
+        with self.db.transaction():
+            logged = self.db.rows("SELECT seq, pk FROM keyword_changed ORDER BY seq LIMIT ?"
+                                  f"{self.db.for_update}", (TAIL_PAPERS,))
+            if not logged:
+                return 0, 0
+            pks = sorted({pk for _, pk in logged})
+            self._put_tail(pks, replaced=True)
+            self.db.execute("DELETE FROM keyword_changed WHERE seq <= ?", (logged[-1][0],))
+            self.db.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
+        return len(logged), len(pks)
+
+    # ---------------------------------------------------------------- ranking
+    def _cached(self, cache: dict[str, tuple[Any, np.ndarray]], version: Any,
+                read: Callable[[], np.ndarray]) -> np.ndarray:
+        """What `read` gives, read again only when `version` moves (per database)."""
+        cached = cache.get(self.db.location)
+        if cached is None or cached[0] != version:
+            cached = (version, read())
+            with _LOCK:
+                cache[self.db.location] = cached
+        return cached[1]
+
     def _lengths(self, state: IndexState) -> np.ndarray:
         """Each paper's length in the build, indexed by pk."""
-        key = self._database()
-        cached = _LENGTHS.get(key)
-        if cached is None or cached[0] != state.build:
-            blob = self._query("SELECT lengths FROM keyword_index")[0][0]
-            cached = (state.build, np.frombuffer(bytes(blob or b""), dtype="<i4").astype(np.int64))
-            with _LOCK:
-                _LENGTHS[key] = cached
-        return cached[1]
+        return self._cached(_LENGTHS, state.build, lambda: np.frombuffer(bytes(
+            self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
+        ).astype(np.int64))
 
     def _changed(self, state: IndexState) -> np.ndarray:
         """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        key, version = self._database(), (state.build, state.tail_version)
-        cached = _CHANGED.get(key)
-        if cached is None or cached[0] != version:
-            pks = [r[0] for r in self._query(
-                "SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark FROM"
-                " keyword_index) ORDER BY pk")]
-            cached = (version, np.asarray(pks, dtype=np.int64))
-            with _LOCK:
-                _CHANGED[key] = cached
-        return cached[1]
+        return self._cached(_CHANGED, (state.build, state.tail_version), lambda: np.asarray(
+            self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark"
+                           " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
+
+    def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
+        """Each token's postings: the build's (without the papers the tail holds anew) and
+        the tail's."""
+        lengths, changed = self._lengths(state), self._changed(state)
+        lists = {tok: Postings.empty() for tok in tokens}
+        among, params = self.db.any_of("term", tokens)
+        for term, pks, counts in self.db.rows(
+                f"SELECT term, pks, counts FROM keyword_postings WHERE build = ? AND {among}",
+                (state.build, *params)):
+            ids = np.frombuffer(pks, dtype=self._PKS).astype(np.int64)
+            lists[term] = Postings(ids, self._unpack(counts), lengths[ids]).without(changed)
+        tail: dict[str, list[tuple[int, Any, int]]] = {}
+        among, params = self.db.any_of("t.term", tokens)
+        for term, pk, counts, length in self.db.rows(
+                "SELECT t.term, t.pk, t.counts, p.length FROM keyword_tail t"
+                f" JOIN keyword_tail_papers p ON p.pk = t.pk WHERE {among}", params):
+            tail.setdefault(term, []).append((pk, counts, length))
+        for term, items in tail.items():
+            lists[term] = Postings.join([lists[term], Postings(
+                np.asarray([pk for pk, _, _ in items], np.int64),
+                self._unpack(self._packed([c for _, c, _ in items])),
+                np.asarray([n for _, _, n in items], np.int64))])
+        return lists
 
     def _best_live(self, pks: np.ndarray, scores: np.ndarray, fresh: list[tuple[int, float]],
                    limit: int, duplicates: Sequence[int] | None = None
@@ -177,7 +289,7 @@ class StoredPostings:
             pks = np.concatenate([pks, np.asarray([pk for pk, _ in fresh], np.int64)])
             scores = np.concatenate([scores, np.asarray([s for _, s in fresh])])
         if duplicates is None:
-            duplicates = [r[0] for r in self._query(DUPLICATES_SQL)]
+            duplicates = self.db.column(DUPLICATES_SQL)
         # The best `limit` live papers are among the best `limit` + duplicates of them all
         # (the order is total): only those are looked up among the duplicates.
         chosen = best_first(pks, scores, limit + len(duplicates))
@@ -198,10 +310,6 @@ def _drain(step: Callable[[], tuple[int, int]]) -> int:
 def pack_counts(counts: np.ndarray) -> bytes:
     """(n, 3) counts as the bytes a store keeps (saturated at MAX_COUNT)."""
     return np.minimum(counts, MAX_COUNT).astype(np.uint8).tobytes()
-
-
-def unpack_counts(blob: bytes) -> np.ndarray:
-    return np.frombuffer(blob, dtype=np.uint8).reshape(-1, FIELDS)
 
 
 def idf(papers: int, docs: int) -> float:

@@ -208,10 +208,7 @@ class Readers(Concern):
 
     def set_reaction(self, reader_id: int, paper_id: str, reaction: str) -> None:
         """'up', 'down' or 'not_interested' (replacing the reader's earlier one)."""
-        self._signal(reader_id, "INSERT INTO reactions (reader_id, paper_id, reaction, at)"
-                     " VALUES (?, ?, ?, ?) ON CONFLICT (reader_id, paper_id) DO UPDATE SET"
-                     " reaction = excluded.reaction, at = excluded.at",
-                     (reader_id, paper_id, reaction, utc_now()))
+        self.set_reactions(reader_id, [paper_id], reaction)
 
     def set_reactions(self, reader_id: int, paper_ids: Sequence[str], reaction: str) -> None:
         """set_reaction for many papers as one write (an import of a whole library)."""
@@ -256,17 +253,6 @@ class Readers(Concern):
             return False
         return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = ?"
                             " AND paper_id = ?", (collection, paper_id)) > 0
-
-    def remove_collection(self, reader_id: int, name: str) -> bool:
-        collection = self._collection_id(reader_id, name)
-        if collection is None:
-            return False
-        with self.db.transaction():
-            self.db.execute("DELETE FROM collection_papers WHERE collection_id = ?",
-                            (collection,))
-            self.db.execute("DELETE FROM collections WHERE id = ?", (collection,))
-            self._bump(reader_id)
-        return True
 
     def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
         """{name, papers, created_at}, by name."""

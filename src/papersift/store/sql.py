@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -76,6 +75,10 @@ class Database:
         with `separator` (a quoted SQL literal) in `order`."""
         raise NotImplementedError
 
+    def caseless(self, expr: str) -> str:
+        """`expr` as `=` and LIKE compare it without regard to (ASCII) case, on both sides."""
+        raise NotImplementedError
+
     def indexed(self, table: str, index: str) -> str | None:
         """`table` (with its alias) read through `index`, for a walk the planner would not
         choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint
@@ -83,11 +86,13 @@ class Database:
         return None
 
     def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
-                    rows: Sequence[Sequence[Any]], suffix: str = "") -> None:
+                    rows: Sequence[Sequence[Any]], suffix: str = "") -> list[Sequence[Any]]:
         """INSERT these rows in their order (`types`: the columns' SQL types, for a backend
-        that sends each column as one array); `suffix` is an ON CONFLICT clause."""
+        that sends each column as one array); `suffix` is an ON CONFLICT clause, and a
+        RETURNING clause where the backend can return rows from it (PostgreSQL; here none)."""
         self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks(columns)})"
                          f" {suffix}", rows)
+        return []
 
     def pipeline(self) -> AbstractContextManager[Any]:
         """Statements whose results nobody reads sent without waiting for each (PostgreSQL's
@@ -129,6 +134,16 @@ class Database:
         """The first column of every row."""
         return [row[0] for row in self.rows(sql, params)]
 
+    def walk(self, sql: str, params: Sequence[Any], batch: int
+             ) -> Iterator[list[dict[str, Any]]]:
+        """The rows of `sql` (a SELECT of papers `p` with `p.pk`, ending in its WHERE) in pk
+        order, `batch` at a time, each batch read after the last one's pk."""
+        last = 0
+        while rows := self.dicts(f"{sql} AND p.pk > ? ORDER BY p.pk LIMIT ?",
+                                 (*params, last, batch)):
+            yield rows
+            last = rows[-1]["pk"]
+
 
 def read_migrations(package: str) -> list[tuple[int, str, str]]:
     """(number, file name, SQL) for every migration in `package` (a backend's migrations
@@ -163,6 +178,13 @@ def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
         yield items[start:start + size]
 
 
+def live_since(since: str | None) -> tuple[str, list[Any]]:
+    """The condition on papers `p` that they are live, and dated from `since` on if given."""
+    if since:
+        return "p.duplicate_of IS NULL AND p.sort_date >= ?", [since]
+    return "p.duplicate_of IS NULL", []
+
+
 def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], Any]
                 ) -> list[Sequence[Any]]:
     """Rows with a repeated key reduced to the last of them (what a row-by-row upsert would
@@ -172,11 +194,6 @@ def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], An
     for row in rows:
         last[key(row)] = row
     return [last[k] for k in sorted(last)]
-
-
-def json_list(values: Sequence[Any]) -> str:
-    """Values as one JSON array parameter (SQLite's `json_each` reads it)."""
-    return json.dumps(list(values))
 
 
 _QUOTED = re.compile(r"('(?:[^']|'')*')")

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, marks
+from papersift.store.sql import Concern, dedupe_last, live_since, marks
 
 _COLUMNS = (
     "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
@@ -27,25 +27,15 @@ class Summaries(Concern):
         Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's
         summary_hash, flagged, hidden (None when the paper has no summary). In pk order.
         """
-        clauses, params = ["p.duplicate_of IS NULL"], []
-        if since:
-            clauses.append("p.sort_date >= ?")
-            params.append(since)
-        where = " AND ".join(clauses)
-        last = 0
-        while True:
-            rows = self.db.dicts(
+        where, params = live_since(since)
+        for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
                 " s.input_hash AS summary_hash, s.flagged, s.hidden"
-                " FROM papers p LEFT JOIN summaries s ON s.paper_id = p.id"
-                f" WHERE p.pk > ? AND {where} ORDER BY p.pk LIMIT ?",
-                (last, *params, batch))
-            if not rows:
-                return
+                f" FROM papers p LEFT JOIN summaries s ON s.paper_id = p.id WHERE {where}",
+                params, batch):
             for state in rows:
                 state["authors"] = [a for a in state.pop("authors_text").split(", ") if a]
                 yield state
-            last = rows[-1]["pk"]
 
     def get_summary(self, paper_id: str) -> dict[str, Any] | None:
         """The stored summary of a paper with its provenance and flags (hidden ones too)."""
@@ -86,26 +76,24 @@ class Summaries(Concern):
         if not rows:
             return 0
         now = utc_now()
-        last: dict[str, tuple[Any, ...]] = {}
+        values = []
         for row in rows:
             notes = row.get("notes")
             if isinstance(notes, list | dict):
                 notes = json.dumps(notes, ensure_ascii=False)
-            last[row["paper_id"]] = (
+            values.append((
                 row["paper_id"], row["tldr"], row["blurb"], row["writer"], row.get("model"),
                 row.get("prompt_version"), row["input_hash"], row.get("created_at") or now,
                 notes or None, row.get("tokens"), row.get("seconds"),
                 int(bool(row.get("flagged", False))), row.get("flag_reason"),
                 int(bool(row.get("hidden", False))),
-            )
+            ))
         assignments = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
         with self.db.transaction():
-            # A paper given twice keeps its last row (what row-by-row upserts leave), and
-            # writers that take papers in the same order cannot deadlock on them.
             self.db.executemany(
                 f"INSERT INTO summaries ({', '.join(_COLUMNS)}) VALUES ({marks(_COLUMNS)})"
                 f" ON CONFLICT (paper_id) DO UPDATE SET {assignments}",
-                [last[paper_id] for paper_id in sorted(last)])
+                dedupe_last(values, key=lambda r: r[0]))
         return len(rows)
 
     def flag_summary(self, paper_id: str, reason: str) -> bool:

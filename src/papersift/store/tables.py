@@ -29,6 +29,11 @@ class Table:
     def key_of(self, row: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(row[self.columns.index(k)] for k in self.key)
 
+    @property
+    def vector_indexes(self) -> list[int]:
+        """Where a row holds vectors."""
+        return [self.columns.index(c) for c in self.vectors]
+
 
 def _t(name: str, columns: str, key: str | None = None, vectors: str = "") -> Table:
     names = tuple(columns.split())
@@ -91,17 +96,6 @@ def table(name: str) -> Table:
         raise ValueError(f"no table {name!r}; tables: {', '.join(BY_NAME)}") from None
 
 
-def key_sql(spec: Table, after: Sequence[Any] | None, mark: str) -> tuple[str, list[Any]]:
-    """(WHERE ... ORDER BY ... text, parameters) for the rows after a key, in key order;
-    `mark` is the backend's placeholder."""
-    keys = ", ".join(spec.key)
-    order = f" ORDER BY {keys}"
-    if after is None:
-        return order, []
-    marks = ", ".join([mark] * len(spec.key))
-    return f" WHERE ({keys}) > ({marks}){order}", list(after)
-
-
 def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
     """(rows, a digest of their content that does not depend on their order)."""
     total, count = 0, 0
@@ -129,11 +123,8 @@ class Tables(Concern):
     def count_rows(self, table: str, through: Sequence[Any] | None = None) -> int:
         """Rows of a table (those whose key is at most `through`, if given)."""
         spec = _spec(table)
-        if through is None:
-            return int(self.db.value(f"SELECT count(*) FROM {spec.name}"))
-        return int(self.db.value(f"SELECT count(*) FROM {spec.name}"
-                                 f" WHERE ({', '.join(spec.key)}) <= ({marks(spec.key)})",
-                                 list(through)))
+        where = "" if through is None else f" WHERE ({', '.join(spec.key)}) <= ({marks(spec.key)})"
+        return int(self.db.value(f"SELECT count(*) FROM {spec.name}{where}", list(through or ())))
 
     def last_key(self, table: str) -> tuple[Any, ...] | None:
         """The highest key of a table, None if it is empty."""
@@ -147,10 +138,11 @@ class Tables(Concern):
                   limit: int = 1000) -> list[tuple[Any, ...]]:
         """Up to `limit` rows in key order, from the first key above `after`."""
         spec = _spec(table)
-        where, params = key_sql(spec, after, "?")
+        keys = ", ".join(spec.key)
+        where = "" if after is None else f" WHERE ({keys}) > ({marks(spec.key)})"
         return self.db.copied_rows(
-            f"SELECT {', '.join(spec.columns)} FROM {spec.name}{where} LIMIT ?",
-            (*params, int(limit)), _vectors(spec))
+            f"SELECT {', '.join(spec.columns)} FROM {spec.name}{where} ORDER BY {keys} LIMIT ?",
+            (*(after or ()), int(limit)), spec.vector_indexes)
 
     def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
         """Add rows in one transaction, skipping those whose key is stored; what derives
@@ -165,15 +157,10 @@ class Tables(Concern):
             changed = self.db.changed_each(
                 f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
                 f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",
-                self.db.copy_params(rows, _vectors(spec)))
+                self.db.copy_params(rows, spec.vector_indexes))
             added = [row for row, n in zip(rows, changed, strict=True) if n]
             self.db.rows_copied(spec.name, added, spec.key[0] if spec.numbered else None)
         return len(added)
 
 
 _spec = table  # the methods' argument `table` hides the function
-
-
-def _vectors(spec: Table) -> list[int]:
-    """Where a table's rows hold vectors."""
-    return [spec.columns.index(c) for c in spec.vectors]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern
+from papersift.store.sql import Concern, dedupe_last
 
 # A topic as every reader of this concern gets it; `label` is what readers see.
 _TOPIC_COLUMNS = (
@@ -140,12 +140,8 @@ class Topics(Concern):
         for retired in build.get("retired", []):
             self._retire(retired, topic_ids.get(retired.get("redirect_to")), build_id)
         self.db.execute("DELETE FROM paper_topics")
-        self.db.executemany(
-            "INSERT INTO paper_topics (paper_id, topic_id, similarity, assigned_by)"
-            " VALUES (?, ?, ?, 'build') ON CONFLICT (paper_id) DO UPDATE SET"
-            " topic_id = excluded.topic_id, similarity = excluded.similarity",
-            [(pid, topic_ids[key], None if sim is None else float(sim))
-             for pid, key, sim in build["assignments"]])
+        self._assign([(pid, topic_ids[key], None if sim is None else float(sim))
+                      for pid, key, sim in build["assignments"]], "build")
         self._refresh_sizes()
         return {"build_id": build_id, "topic_ids": topic_ids, "section_ids": section_ids}
 
@@ -199,6 +195,14 @@ class Topics(Concern):
         self.db.execute("UPDATE topic_redirects SET new_topic_id = ? WHERE new_topic_id = ?",
                         (target, old_id))
 
+    def _assign(self, rows: Sequence[tuple[str, int, float | None]], by: str) -> None:
+        """Give papers a topic: (paper id, topic id, similarity) rows, assigned by `by`."""
+        self.db.executemany(
+            "INSERT INTO paper_topics (paper_id, topic_id, similarity, assigned_by)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (paper_id) DO UPDATE SET"
+            " topic_id = excluded.topic_id, similarity = excluded.similarity,"
+            " assigned_by = excluded.assigned_by", [(*row, by) for row in rows])
+
     def _refresh_sizes(self, topic_ids: Sequence[int] | None = None) -> None:
         sql = ("UPDATE topics SET size = (SELECT count(*) FROM paper_topics pt"
                " WHERE pt.topic_id = topics.id) WHERE retired_build IS NULL")
@@ -212,20 +216,13 @@ class Topics(Concern):
         """Give papers a topic without a rebuild: (paper_id, topic_id, similarity) rows."""
         if not rows:
             return 0
-        # A repeated paper keeps its last row (as row-by-row upserts would), in paper order
-        # (writers that take rows in one order cannot deadlock on them).
-        last = {pid: (pid, int(tid), None if sim is None else float(sim))
-                for pid, tid, sim in rows}
-        values = [last[pid] for pid in sorted(last)]
+        values = dedupe_last([(pid, int(tid), None if sim is None else float(sim))
+                              for pid, tid, sim in rows], key=lambda r: r[0])
 
         def work() -> None:
             # Before any row: a rebuild holding the topics waits for no one (see _replace).
             self.db.lock_table("topics", "ROW EXCLUSIVE")
-            self.db.executemany(
-                "INSERT INTO paper_topics (paper_id, topic_id, similarity, assigned_by)"
-                " VALUES (?, ?, ?, 'assign') ON CONFLICT (paper_id) DO UPDATE SET"
-                " topic_id = excluded.topic_id, similarity = excluded.similarity,"
-                " assigned_by = excluded.assigned_by", values)
+            self._assign(values, "assign")
             self._refresh_sizes(sorted({int(tid) for _, tid, _ in rows}))
 
         self.db.write(work)

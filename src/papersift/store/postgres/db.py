@@ -1,4 +1,4 @@
-"""The PostgreSQL connection: its own schema, numbered migrations applied on open, transactions retried on deadlock, vectors as numpy arrays, and the base of every concern."""
+"""The PostgreSQL connection: its own schema, numbered migrations applied on open, transactions retried on deadlock, vectors as numpy arrays, and the dialect layer over it."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
         conn.execute("SELECT set_config('search_path', %s, false)", (f"{SCHEMA}, public",))
         if readonly:
             conn.execute("SET default_transaction_read_only = on")
-            if not _check_version(conn):
+            if not _applied(conn, check=True):
                 raise StoreError(f"{redact(url)} holds no papersift store yet; open it once "
                                  "without read-only (any command but a read-only one)")
         else:
@@ -67,26 +67,23 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
     return conn
 
 
-def _applied(conn: psycopg.Connection[Any]) -> set[int]:
+def _applied(conn: psycopg.Connection[Any], check: bool = False) -> set[int]:
+    """The numbers of the migrations applied (refused, if `check`, when a newer papersift
+    applied them)."""
     exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.schema_migrations",)).fetchone()
-    if exists[0] is None:
-        return set()
-    return {r[0] for r in conn.execute(f"SELECT number FROM {SCHEMA}.schema_migrations")}
-
-
-def _check_version(conn: psycopg.Connection[Any]) -> set[int]:
-    applied = _applied(conn)
-    check_schema(applied, migrations())
+    applied = set() if exists[0] is None else {
+        r[0] for r in conn.execute(f"SELECT number FROM {SCHEMA}.schema_migrations")}
+    if check:
+        check_schema(applied, migrations())
     return applied
 
 
-def migrate(conn: psycopg.Connection[Any]) -> list[str]:
+def migrate(conn: psycopg.Connection[Any]) -> None:
     """Apply the migrations the database lacks, each in its own transaction under an advisory
-    lock (several processes may open a new database at once); returns their names."""
+    lock (several processes may open a new database at once)."""
     known = migrations()
-    if _check_version(conn) >= {n for n, _, _ in known}:
-        return []
-    done = []
+    if _applied(conn, check=True) >= {n for n, _, _ in known}:
+        return
     for number, name, sql in known:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATE_LOCK,))
@@ -94,13 +91,10 @@ def migrate(conn: psycopg.Connection[Any]) -> list[str]:
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_migrations ("
                 " number integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)")
-            if number in _applied(conn):  # another process was first
-                continue
-            conn.execute(sql.encode())  # no parameters: the simple protocol runs a whole script
-            conn.execute(f"INSERT INTO {SCHEMA}.schema_migrations (number, name, applied_at)"
-                         " VALUES (%s, %s, %s)", (number, name, utc_now()))
-        done.append(name)
-    return done
+            if number not in _applied(conn):  # else another process was first
+                conn.execute(sql.encode())  # no parameters: the simple protocol runs a script
+                conn.execute(f"INSERT INTO {SCHEMA}.schema_migrations (number, name,"
+                             " applied_at) VALUES (%s, %s, %s)", (number, name, utc_now()))
 
 
 def _extension_schemas_on_path(conn: psycopg.Connection[Any]) -> None:
@@ -175,13 +169,6 @@ def register_nul_free_text(conn: psycopg.Connection[Any]) -> None:
 
 # ------------------------------------------------------------ transactions
 @contextmanager
-def transaction(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
-    """BEGIN ... COMMIT, rolled back on any error (including KeyboardInterrupt)."""
-    with conn.transaction():
-        yield conn
-
-
-@contextmanager
 def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
     """Several reads that see one committed state: a REPEATABLE READ, READ ONLY transaction
     (or the transaction already open)."""
@@ -198,23 +185,10 @@ def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
-def retrying(conn: psycopg.Connection[Any], work: Callable[[], T]) -> T:
-    """Run `work` in one transaction; run it again if it lost a deadlock (PostgreSQL ends one
-    of the two) or a serialization race. `work` must only write through this connection."""
-    for attempt in range(_RETRIES):
-        try:
-            with conn.transaction():
-                return work()
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
-            if attempt == _RETRIES - 1:
-                raise StoreError(f"a write kept colliding with others: {exc}") from None
-            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-class Connector:
-    """The store's connection, opened again when the server dropped it: after a restart of
-    PostgreSQL every page failed until papersift was restarted too (issue 30).
+class PostgresDatabase(Database):
+    """The dialect layer over the store's connection (`?` placeholders become `%s`), opened
+    again when the server dropped it: after a restart of PostgreSQL every page failed until
+    papersift was restarted too (issue 30).
 
     Before a statement runs outside a transaction, a connection that failed, or whose socket
     holds a message though nothing was asked (the server's "terminating connection" on a
@@ -222,22 +196,24 @@ class Connector:
     StoreUnavailable. Inside a transaction the connection is never swapped: a statement on a
     dropped one fails, and the transaction with it."""
 
+    dialect = "postgresql"
+    for_update = " FOR UPDATE"
+
     def __init__(self, url: str, readonly: bool = False) -> None:
-        self.url, self.readonly = url, readonly
+        self.location, self.readonly = url, readonly
         self._conn = connect(url, readonly=readonly)
         self._closed = False
 
-    def get(self) -> psycopg.Connection[Any]:
+    @property
+    def conn(self) -> psycopg.Connection[Any]:
+        """The live connection."""
         conn = self._conn
         if not self._closed and (conn.closed or conn.broken or (
                 conn.info.transaction_status == TransactionStatus.IDLE and _dropped(conn))):
-            self._reopen()
+            with suppress(psycopg.Error):
+                conn.close()
+            self._conn = connect(self.location, readonly=self.readonly)  # StoreUnavailable if down
         return self._conn
-
-    def _reopen(self) -> None:
-        with suppress(psycopg.Error):
-            self._conn.close()
-        self._conn = connect(self.url, readonly=self.readonly)  # StoreUnavailable if down
 
     def close(self) -> None:
         self._closed = True
@@ -254,46 +230,42 @@ class Connector:
                 raise StoreUnavailable(f"the database went away: {str(exc).strip()}") from exc
             raise
 
-
-class PostgresDatabase(Database):
-    """The dialect layer over the store's connection (`?` placeholders become `%s`)."""
-
-    dialect = "postgresql"
-    for_update = " FOR UPDATE"
-
-    def __init__(self, connector: Connector, location: str) -> None:
-        self.connector, self.location = connector, location
-
-    @property
-    def conn(self) -> psycopg.Connection[Any]:
-        return self.connector.get()
-
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[Sequence[Any]]:
-        with self.connector.answering():
+        with self.answering():
             return self.conn.execute(to_format(sql), params).fetchall()
 
     def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self.connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
+        with self.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
             return cursor.execute(to_format(sql), params).fetchall()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        with self.connector.answering():
+        with self.answering():
             return self.conn.execute(to_format(sql), params).rowcount
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        with self.connector.answering(), self.conn.cursor() as cursor:
+        with self.answering(), self.conn.cursor() as cursor:
             cursor.executemany(to_format(sql), rows)
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        with self.connector.answering(), transaction(self.conn) as conn:
-            yield conn
+        with self.answering(), self.conn.transaction():
+            yield self.conn
 
     def snapshot(self) -> Any:
         return snapshot(self.conn)
 
     def write(self, work: Callable[[], T]) -> T:
-        return retrying(self.conn, work)
+        """Run again if it lost a deadlock (PostgreSQL ends one of the two) or a
+        serialization race."""
+        for attempt in range(_RETRIES):
+            try:
+                with self.conn.transaction():
+                    return work()
+            except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure) as exc:
+                if attempt == _RETRIES - 1:
+                    raise StoreError(f"a write kept colliding with others: {exc}") from None
+                time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def lock(self, key: str) -> None:
         self.conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
@@ -305,13 +277,26 @@ class PostgresDatabase(Database):
                ) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{kind}[])", [list(values)]
 
+    def caseless(self, expr: str) -> str:
+        return f"lower({expr})"
+
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         return f"(SELECT string_agg({expr}, {separator} ORDER BY {order}) {source})"
 
     def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
-                    rows: Sequence[Sequence[Any]], suffix: str = "") -> None:
-        with self.connector.answering():
-            insert_rows(self.conn, table, columns, types, rows, suffix)
+                    rows: Sequence[Sequence[Any]], suffix: str = "") -> list[Sequence[Any]]:
+        """In one statement (one array per column: a round trip and a plan, not one per row);
+        what a RETURNING clause in `suffix` gives."""
+        names = ", ".join(columns)
+        arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+        values = ([list(column) for column in zip(*rows, strict=True)] if rows
+                  else [[]] * len(columns))
+        with self.answering():
+            cursor = self.conn.execute(
+                f"INSERT INTO {table} ({names}) SELECT {names} FROM unnest({arrays})"
+                f" WITH ORDINALITY AS u({names}, row_number) ORDER BY row_number {suffix}",
+                values)
+            return cursor.fetchall() if cursor.description else []
 
     def pipeline(self) -> AbstractContextManager[Any]:
         return self.conn.pipeline()
@@ -359,44 +344,3 @@ def _dropped(conn: psycopg.Connection[Any]) -> bool:
     except (OSError, ValueError, psycopg.Error):
         return True
     return bool(ready)
-
-
-class Concern:
-    """The queries of one concern over the store's connection (see store.contracts)."""
-
-    def __init__(self, connector: Connector, location: str) -> None:
-        self._connector = connector
-        self.location = location
-
-    @property
-    def conn(self) -> psycopg.Connection[Any]:
-        return self._connector.get()
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._connector.answering():
-            return self.conn.execute(sql, params).fetchall()
-
-    def dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        with self._connector.answering(), self.conn.cursor(row_factory=dict_row) as cursor:
-            return cursor.execute(sql, params).fetchall()
-
-    def one(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        with self._connector.answering():
-            return self.conn.execute(sql, params).fetchone()
-
-    def value(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        row = self.one(sql, params)
-        return None if row is None else row[0]
-
-
-def insert_rows(conn: psycopg.Connection[Any], table: str, columns: Sequence[str],
-                types: Sequence[str], rows: Sequence[Sequence[Any]], suffix: str = ""
-                ) -> psycopg.Cursor[Any]:
-    """INSERT these rows, in their order, in one statement (one array per column: a round
-    trip and a plan, not one per row); `suffix` is an ON CONFLICT / RETURNING clause."""
-    names = ", ".join(columns)
-    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
-    values = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * len(columns)
-    return conn.execute(
-        f"INSERT INTO {table} ({names}) SELECT {names} FROM unnest({arrays})"
-        f" WITH ORDINALITY AS u({names}, row_number) ORDER BY row_number {suffix}", values)

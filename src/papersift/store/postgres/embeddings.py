@@ -11,7 +11,6 @@ import psycopg
 
 from papersift.store import embeddings
 from papersift.store.postgres.db import PostgresDatabase
-from papersift.store.postgres.search import Search
 from papersift.store.sql import to_format
 from papersift.store.values import SearchFilters
 
@@ -35,12 +34,10 @@ _FETCH_MAX = 50_000
 
 
 class Embeddings(embeddings.Embeddings):
-    """Vectors as pgvector `vector`s at full precision (contract: EmbeddingsStore); an HNSW
-    index holds the 384-dimensional ones in half precision (migration 0002)."""
+    """Vectors as pgvector `vector`s at full precision (contract: store.embeddings.Embeddings);
+    an HNSW index holds the 384-dimensional ones in half precision (migration 0002)."""
 
-    def __init__(self, db: PostgresDatabase) -> None:
-        super().__init__(db)
-        self._search = Search(db.connector, db.location)  # the search filters, for nearest_papers
+    db: PostgresDatabase
 
     def _vector_param(self, vector: np.ndarray) -> np.ndarray:
         return np.asarray(vector, dtype=np.float32)
@@ -99,17 +96,18 @@ class Embeddings(embeddings.Embeddings):
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if k <= 0:
             return []
-        # The same backend's filters, in psycopg's %s style: run on the connection itself.
         where, params = self._search._filter_sql(filters)
         if query.shape[0] != INDEXED_DIM:
             return self._exact(model, query, k, where, params)
         share = 1.0
         if filters is not None and not filters.is_empty():
-            passing = int(self.db.conn.execute(f"SELECT count(*) FROM papers p WHERE {where}",
-                                               params).fetchone()[0])
+            passing = int(self.db.value(f"SELECT count(*) FROM papers p WHERE {where}", params))
             if passing <= FILTER_EXACT_MAX:
                 return self._exact(model, query, k, where, params)
-            share = passing / max(passing, self._estimated_papers())
+            # The papers table's size as the planner estimates it (no count of a million rows).
+            papers = self.db.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
+                                   " WHERE oid = 'papers'::regclass")
+            share = passing / max(passing, int(papers or 1))
         # A few more than k: a paper linked as a duplicate after it was embedded is dropped.
         fetch = int(k / share * 1.5) + 10
         while fetch <= _FETCH_MAX:
@@ -118,11 +116,6 @@ class Embeddings(embeddings.Embeddings):
                 return found[:k]
             fetch *= 4
         return self._exact(model, query, k, where, params)
-
-    def _estimated_papers(self) -> int:
-        """The papers table's size as the planner estimates it (no count of a million rows)."""
-        return int(self.db.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
-                                 " WHERE oid = 'papers'::regclass") or 1)
 
     def _from_index(self, model: str, query: np.ndarray, fetch: int, where: str,
                     params: list[Any]) -> tuple[list[tuple[int, float]], int]:
@@ -136,23 +129,23 @@ class Embeddings(embeddings.Embeddings):
                            " set_config('hnsw.max_scan_tuples', %s, true)",
                            (str(ef_search), str(max(20_000, 2 * fetch))))
             # The walk on embeddings alone (so the plan is always the index's), then the join.
-            rows = cursor.execute(
-                "SELECT p.pk, -(c.vector <#> %s) FROM (SELECT paper_id, vector FROM embeddings"
-                f" WHERE model = %s AND dim = {INDEXED_DIM}"
-                f" ORDER BY vector::halfvec({INDEXED_DIM}) <=> %s::halfvec({INDEXED_DIM})"
-                " LIMIT %s) c LEFT JOIN papers p ON p.id = c.paper_id"
-                f" AND {where}", (query, model, query, int(fetch), *params)).fetchall()
+            rows = cursor.execute(to_format(
+                "SELECT p.pk, -(c.vector <#> ?) FROM (SELECT paper_id, vector FROM embeddings"
+                f" WHERE model = ? AND dim = {INDEXED_DIM}"
+                f" ORDER BY vector::halfvec({INDEXED_DIM}) <=> ?::halfvec({INDEXED_DIM})"
+                " LIMIT ?) c LEFT JOIN papers p ON p.id = c.paper_id"
+                f" AND {where}"), (query, model, query, int(fetch), *params)).fetchall()
         return _best_first([r for r in rows if r[0] is not None]), len(rows)
 
     def _exact(self, model: str, query: np.ndarray, k: int, where: str,
                params: list[Any]) -> list[tuple[int, float]]:
         # Ordered by the full-precision product, which no index holds: a scan of the papers
         # passing the filter.
-        rows = self.db.conn.execute(
-            "SELECT p.pk, -(e.vector <#> %s) AS score FROM embeddings e JOIN papers p"
-            f" ON p.id = e.paper_id WHERE e.model = %s AND e.dim = %s AND {where}"
-            " ORDER BY score DESC, p.pk LIMIT %s",
-            (query, model, int(query.shape[0]), *params, int(k))).fetchall()
+        rows = self.db.rows(
+            "SELECT p.pk, -(e.vector <#> ?) AS score FROM embeddings e JOIN papers p"
+            f" ON p.id = e.paper_id WHERE e.model = ? AND e.dim = ? AND {where}"
+            " ORDER BY score DESC, p.pk LIMIT ?",
+            (query, model, int(query.shape[0]), *params, int(k)))
         return _best_first(rows)
 
 

@@ -10,21 +10,18 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from papersift.clock import utc_now
-from papersift.store.contracts import StoreError
-from papersift.store.postgres.db import Concern, connect, snapshot, transaction
+from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
     DUPLICATES_SQL,
     STATE_COLUMNS,
-    TAIL_PAPERS,
+    Built,
     IndexState,
-    Postings,
+    Progress,
     StoredPostings,
     bm25,
 )
@@ -40,75 +37,41 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
            " | least(cardinality(array_positions(u.weights, 'C')), 255))")
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 
-Progress = Callable[[int, int], None]
 # Ranks the papers past a pk with the SQL query.
 Fresh = Callable[[int], list[tuple[int, float]]]
 # Each token's factor (its idf times its weight in the query) and the papers' average length.
 Statistics = Callable[[], tuple[list[float], float]]
 
 
-def unpack(counts: bytes) -> np.ndarray:
-    """Packed big-endian int32 counts as (n, 3) uint8: A, B, C (title, abstract, authors)."""
-    return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:]
+class KeywordPostings(StoredPostings):
+    """The postings' build from the stored tsvectors, tail and ranking (used by Search)."""
 
+    _PKS = ">i4"  # int4send's
 
-class KeywordPostings(StoredPostings, Concern):
-    """The postings' build, tail and ranking (used by Search; contract: SearchStore)."""
+    def _unpack(self, counts: bytes) -> np.ndarray:
+        """Packed big-endian int32 counts as (n, 3) uint8: A, B, C (title, abstract, authors)."""
+        return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:]
 
-    def _query(self, sql: str) -> list[Any]:
-        return self.rows(sql)
+    def _packed(self, counts: list[Any]) -> bytes:
+        return np.asarray(counts, dtype=">i4").tobytes()
 
-    def _database(self) -> str:
-        return self.location
-
-    # ------------------------------------------------------------------ build
-    def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
-        """Every lexeme's postings as of one snapshot, written beside the previous build's;
-        they take over in one small transaction (unless another stage changed the tail
-        meanwhile), with an empty tail."""
-        started = time.perf_counter()
-        with transaction(self.conn):
-            self.conn.execute("INSERT INTO keyword_index (id) VALUES (1) ON CONFLICT DO NOTHING")
-            current = int(self.value("SELECT build FROM keyword_index"))
-        self.conn.execute("DELETE FROM keyword_postings WHERE build <> %s", (current,))
-        new = current + 1
-        reader = connect(self.location, readonly=True)
+    def _write_build(self, build: int, on_progress: Progress | None) -> Built:
+        """Every lexeme's postings as of one snapshot of a connection of its own."""
+        reader = connect(self.db.location, readonly=True)
         try:
             with snapshot(reader):
-                since, version = reader.execute(
-                    "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version"
-                    " FROM keyword_index").fetchone()
-                watermark = int(reader.execute("SELECT coalesce(max(pk), 0) FROM papers"
-                                               ).fetchone()[0])
-                lengths = self._read_lengths(reader, watermark)
-                terms = self._write_postings(reader, new, watermark, on_progress)
+                since, version, watermark = reader.execute(
+                    "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
+                    " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
+                lengths = np.zeros(watermark + 1, dtype=np.int64)
+                found = np.asarray(reader.execute(
+                    f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
+                ).fetchall(), dtype=np.int64).reshape(-1, 2)
+                lengths[found[:, 0]] = found[:, 1]
+                terms = self._write_postings(reader, build, watermark, on_progress)
         finally:
             reader.close()
-        with transaction(self.conn):
-            if self.value("SELECT tail_version FROM keyword_index") != version:
-                raise StoreError("the keyword postings' tail changed during the build (another"
-                                 " keywords stage ran); build again")
-            self.conn.execute(
-                "UPDATE keyword_index SET build = %s, watermark = %s, tail_watermark = %s,"
-                " tail_version = tail_version + 1, papers = %s, lengths = %s, built_at = %s",
-                (new, watermark, watermark, int((lengths > 0).sum()),
-                 lengths.astype("<i4").tobytes(), utc_now()))
-            self.conn.execute("DELETE FROM keyword_tail")
-            self.conn.execute("DELETE FROM keyword_tail_papers")
-            self.conn.execute("DELETE FROM keyword_changed WHERE seq <= %s", (since,))
-        self.conn.execute("DELETE FROM keyword_postings WHERE build <> %s", (new,))
-        return {"build": new, "papers": int((lengths > 0).sum()), "terms": terms,
-                "seconds": round(time.perf_counter() - started, 1)}
-
-    @staticmethod
-    def _read_lengths(reader: Any, watermark: int) -> np.ndarray:
-        lengths = np.zeros(watermark + 1, dtype=np.int64)
-        rows = reader.execute(f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s",
-                              (watermark,)).fetchall()
-        if rows:
-            found = np.asarray(rows, dtype=np.int64)
-            lengths[found[:, 0]] = found[:, 1]
-        return lengths
+        return Built(since, version, watermark, int((lengths > 0).sum()), lengths, terms)
 
     def _write_postings(self, reader: Any, build: int, watermark: int,
                         on_progress: Progress | None) -> int:
@@ -123,52 +86,28 @@ class KeywordPostings(StoredPostings, Concern):
                 " FROM papers p, unnest(p.fts) u WHERE p.pk <= %s GROUP BY u.lexeme",
                 (watermark,))
             while rows := cursor.fetchmany(_WRITE_ROWS):
-                with transaction(self.conn), self.conn.cursor() as out:
-                    out.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
-                                    " VALUES (%s, %s, %s, %s)",
-                                    [(build, term, pks, counts) for term, pks, counts in rows])
+                with self.db.transaction():
+                    self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
+                                        " VALUES (?, ?, ?, ?)",
+                                        [(build, term, pks, counts) for term, pks, counts in rows])
                 written += len(rows)
                 if on_progress is not None:
                     on_progress(written, max(total, written))
         return written
 
     # ------------------------------------------------------------------- tail
-    def _tail_added(self) -> tuple[int, int]:
-        with transaction(self.conn):
-            tail = int(self.value("SELECT tail_watermark FROM keyword_index FOR UPDATE"))
-            pks = [r[0] for r in self.rows("SELECT pk FROM papers WHERE pk > %s ORDER BY pk"
-                                           " LIMIT %s", (tail, TAIL_PAPERS))]
-            if pks:
-                self._put_tail(pks, replaced=False)
-                self.conn.execute("UPDATE keyword_index SET tail_watermark = %s,"
-                                  " tail_version = tail_version + 1", (pks[-1],))
-        return len(pks), len(pks)
-
-    def _tail_changed(self) -> tuple[int, int]:
-        with transaction(self.conn):
-            logged = self.rows("SELECT seq, pk FROM keyword_changed ORDER BY seq LIMIT %s"
-                               " FOR UPDATE", (TAIL_PAPERS,))
-            if not logged:
-                return 0, 0
-            pks = sorted({pk for _, pk in logged})
-            self._put_tail(pks, replaced=True)
-            self.conn.execute("DELETE FROM keyword_changed WHERE seq <= %s", (logged[-1][0],))
-            self.conn.execute("UPDATE keyword_index SET tail_version = tail_version + 1")
-        return len(logged), len(pks)
-
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
-        """The tail's postings of these papers, from their tsvectors; a paper no longer
-        stored gets length 0 (its built postings are ignored from then on)."""
+        """From the papers' tsvectors."""
         if replaced:
-            self.conn.execute("DELETE FROM keyword_tail WHERE pk = ANY(%s)", (pks,))
-        self.conn.execute(
+            self.db.execute("DELETE FROM keyword_tail WHERE pk = ANY(?::bigint[])", (pks,))
+        self.db.execute(
             "INSERT INTO keyword_tail (term, pk, counts)"
             f" SELECT u.lexeme, p.pk, {_COUNTS} FROM papers p, unnest(p.fts) u"
-            " WHERE p.pk = ANY(%s)", (pks,))
-        self.conn.execute(
+            " WHERE p.pk = ANY(?::bigint[])", (pks,))
+        self.db.execute(
             "INSERT INTO keyword_tail_papers (pk, length)"
             f" SELECT w.pk, coalesce((SELECT {LENGTH} FROM papers p WHERE p.pk = w.pk), 0)"
-            " FROM unnest(%s::bigint[]) AS w(pk)"
+            " FROM unnest(?::bigint[]) AS w(pk)"
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
     # ---------------------------------------------------------------- ranking
@@ -179,14 +118,15 @@ class KeywordPostings(StoredPostings, Concern):
         average length, both from `statistics()` (read only when there is a build), and the
         field weights; `fresh(after)` ranks the papers past `after`."""
         wanted = sorted(set(tokens))
-        with snapshot(self.conn):
+        with self.db.snapshot():
             # The state, the newest paper and the duplicates in one round trip: on a busy
             # server each statement costs about as much CPU as a thousand postings scored.
-            row = self.conn.execute(
+            found = self.db.rows(
                 f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
-                f" ARRAY({DUPLICATES_SQL}) FROM keyword_index").fetchone()
-            if row is None or not row[0]:
+                f" ARRAY({DUPLICATES_SQL}) FROM keyword_index")
+            if not found or not found[0][0]:
                 return None
+            row = found[0]
             state, newest, duplicates = IndexState(*(int(v) for v in row[:5])), row[5], row[6]
             lists = self._lists(state, wanted)
             ranked_fresh = fresh(state.tail_watermark) if newest > state.tail_watermark else []
@@ -195,26 +135,3 @@ class KeywordPostings(StoredPostings, Concern):
                                 for tok, factor in zip(tokens, factors, strict=True)],
                                weights, average)
             return self._best_live(pks, scores, ranked_fresh, limit, duplicates)
-
-    def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
-        """Each token's postings: the build's (without the papers the tail holds anew) and
-        the tail's."""
-        lengths, changed = self._lengths(state), self._changed(state)
-        lists = {tok: Postings.empty() for tok in tokens}
-        for term, pks, counts in self.rows(
-                "SELECT term, pks, counts FROM keyword_postings WHERE build = %s"
-                " AND term = ANY(%s)", (state.build, list(tokens))):
-            ids = np.frombuffer(pks, dtype=">i4").astype(np.int64)
-            lists[term] = Postings(ids, unpack(counts), lengths[ids]).without(changed)
-        tail: dict[str, list[tuple[int, int, int]]] = {}
-        for term, pk, counts, length in self.rows(
-                "SELECT t.term, t.pk, t.counts, p.length FROM keyword_tail t"
-                " JOIN keyword_tail_papers p ON p.pk = t.pk WHERE t.term = ANY(%s)",
-                (list(tokens),)):
-            tail.setdefault(term, []).append((pk, counts, length))
-        for term, items in tail.items():
-            packed = np.asarray([c for _, c, _ in items], dtype=">i4").tobytes()
-            lists[term] = Postings.join([lists[term], Postings(
-                np.asarray([pk for pk, _, _ in items], np.int64), unpack(packed),
-                np.asarray([n for _, _, n in items], np.int64))])
-        return lists

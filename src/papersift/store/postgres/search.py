@@ -11,32 +11,22 @@ ts_rank_cd returns for a query of that one term. docs/architecture.md compares t
 from __future__ import annotations
 
 import re
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
-from papersift.store.contracts import (
-    KeywordQuery,
-    SearchFilters,
-    StoreQueryError,
-    Term,
-)
-from papersift.store.postgres.db import Concern, Connector
+from papersift.store import search
+from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
-from papersift.store.postings import idf, plain_terms
-from papersift.store.tokens import remembered_tokens
+from papersift.store.postings import K1, B, idf
+from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
-# FTS5's bm25 parameters (sqlite/ext/fts5/fts5_aux.c).
-K1, B = 1.2, 0.75
 _OPERATORS = ("AND", "OR", "NOT")
-# Document counts per database and term, with the index size they were read at.
-_DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}  # " length": the average length
-_DOC_COUNTS_MAX = 200_000
-_COUNTS_LOCK = threading.Lock()
+# The papers' average length per database, with the index size it was read at (// 2000).
+_LENGTHS: dict[str, tuple[float, int]] = {}
 # How long the counts a search plan read serve its ranking (see Search._statistics).
 JUST_READ_SECONDS = 1.0
 
@@ -49,10 +39,10 @@ def quote_lexeme(lexeme: str) -> str:
 def term_sql(term: Term) -> tuple[str, str]:
     """(SQL of a tsquery, its parameter) for one Term: stemmed as the index is."""
     if term.prefix:
-        return f"to_tsquery('{CONFIG}', %s)", quote_lexeme(term.text) + ":*"
+        return f"to_tsquery('{CONFIG}', ?)", quote_lexeme(term.text) + ":*"
     if term.phrase:
-        return f"phraseto_tsquery('{CONFIG}', %s)", term.text
-    return f"plainto_tsquery('{CONFIG}', %s)", term.text
+        return f"phraseto_tsquery('{CONFIG}', ?)", term.text
+    return f"plainto_tsquery('{CONFIG}', ?)", term.text
 
 
 def tsquery_sql(query: KeywordQuery) -> tuple[str, list[str], list[tuple[Term, str, str]]]:
@@ -102,35 +92,28 @@ def rank_weights(weights: Sequence[float]) -> tuple[list[float], float]:
     return [min(scaled), *scaled], top
 
 
-class Search(Concern):
-    """The keyword index and search filters (contract: SearchStore)."""
+class Search(search.Search):
+    """Keyword search on a weighted tsvector (contract: store.search.Search)."""
 
-    def __init__(self, connector: Connector, location: str) -> None:
-        super().__init__(connector, location)
-        self._postings = KeywordPostings(connector, location)
+    def __init__(self, db: PostgresDatabase) -> None:
+        super().__init__(db, KeywordPostings(db))
         # (when, counts, size) of the last term_doc_counts: the search plan reads them, and
         # the ranking a moment later needs the same again (see _statistics).
         self._just_read: tuple[float, dict[str, int], int] | None = None
 
     # ------------------------------------------------------------ term statistics
-    def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the index sees it (diacritics removed, Snowball-stemmed, lower case),
-        remembered."""
-        return remembered_tokens("postgresql", words, self._tokenize)
-
     def _tokenize(self, words: list[str]) -> list[list[str]]:
-        if not words:
-            return []
-        return [list(r[0]) for r in self.rows(
+        """Diacritics removed, Snowball-stemmed, lower case."""
+        return [list(r[0]) for r in self.db.rows(
             "SELECT coalesce((SELECT array_agg(v.lexeme ORDER BY p.pos) FROM"
             f" unnest(to_tsvector('{CONFIG}', w.word)) AS v(lexeme, positions, weights),"
             " unnest(v.positions) AS p(pos)), '{}')"
-            " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, i) ORDER BY w.i",
+            " FROM unnest(?::text[]) WITH ORDINALITY AS w(word, i) ORDER BY w.i",
             (list(words),))]
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """How many papers contain each (already tokenized) term, from the lexicon the
-        writers keep (migration 0008): one key lookup each, current at every commit."""
+        """From the lexicon the writers keep (migration 0008): one key lookup each, current
+        at every commit."""
         if not tokens:
             return {}
         counts, size = self._read_statistics(list(tokens))
@@ -140,8 +123,8 @@ class Search(Concern):
     def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
         """(the papers that hold each token, the store's size: its highest pk), in one round
         trip."""
-        rows = self.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(%s)"
-                         " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
+        rows = self.db.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(?)"
+                            " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
         size = next(int(n) for lexeme, n in rows if lexeme is None)
         found = {lexeme: int(n) for lexeme, n in rows if lexeme is not None}
         return {token: found.get(token, 0) for token in tokens}, size
@@ -164,10 +147,10 @@ class Search(Concern):
         common prefix the first time a process met it, at 30,000 papers (issue 36)."""
         if not prefixes:
             return {}
-        rows = self.rows(
+        rows = self.db.rows(
             "SELECT u.i, (SELECT coalesce(sum(papers), 0) FROM lexicon"
             " WHERE lexeme >= u.p AND lexeme < u.p || chr(1114111))"
-            " FROM unnest(%s::text[]) WITH ORDINALITY AS u(p, i)", (prefixes,))
+            " FROM unnest(?::text[]) WITH ORDINALITY AS u(p, i)", (prefixes,))
         return {f"prefix:{prefixes[int(i) - 1]}": min(int(n), max(size, 0)) for i, n in rows}
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
@@ -177,130 +160,44 @@ class Search(Concern):
             return {}
         last = ord(prefix[-1])
         after = prefix[:-1] + chr(last + 1) if last < 0x10FFFF else None
-        bound = "" if after is None else " AND lexeme < %s"
-        return dict(self.rows(
-            f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= %s{bound} ORDER BY lexeme"
-            " LIMIT %s", (prefix, *([after] if after else []), int(limit))))
+        bound = "" if after is None else " AND lexeme < ?"
+        return dict(self.db.rows(
+            f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= ?{bound} ORDER BY lexeme"
+            " LIMIT ?", (prefix, *([after] if after else []), int(limit))))
 
     def _average_length(self, size: int) -> float:
         """The papers' average length (LENGTH), cached like the document counts."""
         generation = size // 2000
-        with _COUNTS_LOCK:
-            cached = _DOC_COUNTS.setdefault(self.location, {}).get(" length")
+        cached = _LENGTHS.get(self.db.location)
         if cached is None or cached[1] != generation:
-            length = float(self.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
-            cached = (length, generation)  # type: ignore[assignment]
-            with _COUNTS_LOCK:
-                _DOC_COUNTS.setdefault(self.location, {})[" length"] = cached  # type: ignore[assignment]
-        return max(float(cached[0]), 1.0)
-
-    def _size(self) -> int:
-        """Papers in the index (duplicates too), cheaply: the highest pk."""
-        return int(self.value("SELECT coalesce(max(pk), 0) FROM papers"))
+            length = float(self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
+            cached = _LENGTHS[self.db.location] = (length, generation)
+        return max(cached[0], 1.0)
 
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),
         and the store's size (its highest pk), read in the same round trip as the counts."""
-        tokens = self.index_tokens([t.text for t in terms if not t.prefix])
-        per_term: dict[int, list[str]] = {}
-        it = iter(tokens)
-        for i, term in enumerate(terms):
-            if not term.prefix:
-                per_term[i] = next(it)
-        counts, size = self._statistics(sorted({tok for toks in per_term.values() for tok in toks}))
+        tokens = iter(self.index_tokens([t.text for t in terms if not t.prefix]))
+        keys = [[f"prefix:{t.text.lower()}"] if t.prefix else next(tokens) for t in terms]
+        counts, size = self._statistics(sorted({key for term, found in zip(terms, keys, strict=True)
+                                                if not term.prefix for key in found}))
         counts |= self._prefix_counts([t.text.lower() for t in terms if t.prefix], size)
-        documents = max(size, 1)
-        result = []
-        for i, term in enumerate(terms):
-            keys = per_term.get(i, [f"prefix:{term.text.lower()}"])
-            matching = min((counts.get(k, 0) for k in keys), default=0)
-            result.append(idf(documents, matching))
-        return result, size
+        return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
+                for found in keys], size
 
     # -------------------------------------------------------------- filters
-    def _filter_sql(self, filters: SearchFilters | None, alias: str = "p"
-                    ) -> tuple[str, list[Any]]:
-        """SQL conditions on papers `alias` (authors aside: see _authors_sql)."""
-        clauses = [f"{alias}.duplicate_of IS NULL"]
-        params: list[Any] = []
-        if filters is None:
-            return " AND ".join(clauses), params
-        for category in filters.categories:
-            if "." in category:
-                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
-                               " AND lower(c.category) = lower(%s))")
-                params.append(category)
-            else:  # a whole archive: cat:cs
-                clauses.append(f"EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id = {alias}.id"
-                               " AND (lower(c.category) = lower(%s)"
-                               " OR lower(c.category) LIKE lower(%s) ESCAPE '\\'))")
-                params += [category, category.replace("\\", "\\\\").replace("%", "\\%")
-                           .replace("_", "\\_") + ".%"]
-        if filters.since:
-            clauses.append(f"{alias}.sort_date >= %s")
-            params.append(filters.since)
-        if filters.until:
-            # Inclusive at the precision given: until 2025-03 includes every day of March.
-            clauses.append(f"substr({alias}.sort_date, 1, length(%s)) <= %s")
-            params += [filters.until, filters.until]
-        if filters.topic:
-            clauses.append(f"EXISTS (SELECT 1 FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-                           f" WHERE pt.paper_id = {alias}.id AND t.slug = %s)")
-            params.append(filters.topic)
-        authors = self._authors_query(filters.authors)
-        if authors:
-            clauses.append(f"{alias}.fts @@ %s::tsquery")
-            params.append(authors)
-        return " AND ".join(clauses), params
-
-    def _authors_query(self, authors: Sequence[str]) -> str | None:
-        """A tsquery requiring every named author: each name's words as a phrase among the
-        authors' lexemes (weight class C)."""
+    def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
+        """A tsquery: each name's words as a phrase among the authors' lexemes (weight
+        class C)."""
         phrases = []
         for name in authors:
             words = [w for w in re.split(r"[^\w]+|_", name) if w]
             lexemes = [lex for toks in self.index_tokens(words) for lex in toks] if words else []
             if lexemes:
                 phrases.append("(" + " <-> ".join(quote_lexeme(x) + ":C" for x in lexemes) + ")")
-        return " & ".join(phrases) if phrases else None
-
-    # ------------------------------------------------------------ own postings
-    def keyword_postings_status(self) -> dict[str, Any] | None:
-        return self._postings.status()
-
-    def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
-                               ) -> dict[str, Any]:
-        return self._postings.build(on_progress)
-
-    def update_keyword_postings(self) -> dict[str, int]:
-        return self._postings.update_tail()
-
-    def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
-        where, params = self._filter_sql(filters)
-        return {r[0] for r in self.rows(f"SELECT p.pk FROM papers p WHERE {where}", params)}
-
-    def recent_pks(self, filters: SearchFilters | None, limit: int) -> list[int]:
-        where, params = self._filter_sql(filters)
-        return [r[0] for r in self.rows(
-            f"SELECT p.pk FROM papers p WHERE {where}"
-            " ORDER BY p.sort_date DESC NULLS LAST, p.pk DESC LIMIT %s", (*params, int(limit)))]
+        return None if not phrases else (f"{alias}.fts @@ ?::tsquery", [" & ".join(phrases)])
 
     # ------------------------------------------------------------- ranking
-    def keyword_search(
-        self, query: KeywordQuery, weights: Sequence[float],
-        filters: SearchFilters | None = None, limit: int = 100,
-    ) -> list[tuple[int, float]]:
-        """(pk, score, higher is better) of the best live matches, best first."""
-        first = self._newest_from(query.newest_share)
-        terms = plain_terms(query)
-        if terms is not None and (filters is None or filters.is_empty()):
-            # Plain words are ranked on papersift's own postings when they are built: the
-            # same bm25, without reading each match's tsvector (store/postgres/postings.py).
-            ranked = self._on_postings(query, terms, weights, first, limit)
-            if ranked is not None:
-                return ranked
-        return self._sql_ranking(query, weights, filters, first, limit)
-
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
                      first: int, limit: int) -> list[tuple[int, float]] | None:
         """The postings' ranking, or None (no build, or a word the index splits in two). A
@@ -336,41 +233,21 @@ class Search(Concern):
         frequencies, frequency_params, terms, term_params = [], [], [], []
         for i, ((term, sql, param), weight) in enumerate(zip(scored, idfs, strict=True)):
             # ts_rank_cd of one term, without normalisation: the weights of its occurrences.
-            frequencies.append(f"%s * ts_rank_cd(%s::float4[], d.fts, {sql}, 0) AS t{i}")
+            frequencies.append(f"? * ts_rank_cd(?::float4[], d.fts, {sql}, 0) AS t{i}")
             frequency_params += [scale, array, param]
-            terms.append(f"%s * f.t{i} * {K1 + 1} / (f.t{i} + {K1} * (1 - {B} + {B}"
-                         " * d.length / %s))")
+            terms.append(f"? * f.t{i} * {K1 + 1} / (f.t{i} + {K1} * (1 - {B} + {B}"
+                         " * d.length / ?))")
             term_params += [weight * max(1, int(term.weight)), average]  # a repeated term counts w times
         # The lateral copy reads each matching document's vector out of TOAST once, not once
         # per term, and each term's frequency is computed once (OFFSET 0: not inlined).
         sql = (f"SELECT p.pk, {' + '.join(terms)} AS score FROM papers p,"
                f" LATERAL (SELECT p.fts || ''::tsvector AS fts, {LENGTH} AS length OFFSET 0) AS d,"
                f" LATERAL (SELECT {', '.join(frequencies)} OFFSET 0) AS f"
-               f" WHERE p.fts @@ {match} AND p.pk >= %s AND {where}"
-               " ORDER BY score DESC, p.pk LIMIT %s")
+               f" WHERE p.fts @@ {match} AND p.pk >= ? AND {where}"
+               " ORDER BY score DESC, p.pk LIMIT ?")
         try:
-            return [(r[0], float(r[1])) for r in self.rows(
+            return [(r[0], float(r[1])) for r in self.db.rows(
                 sql, (*term_params, *frequency_params, *match_params,
                       first, *filter_params, int(limit)))]
         except (psycopg.DataError, psycopg.ProgrammingError) as exc:
             raise StoreQueryError(str(exc).strip()) from None
-
-    def _newest_from(self, share: float) -> int:
-        """The first pk of the newest `share` of the papers (pks grow as papers are added)."""
-        if share >= 1.0:
-            return 0
-        last = self._size()
-        return int(last - max(0.0, share) * last)
-
-    # ------------------------------------------------------------- display
-    def search_rows(self, pks: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Display fields of these papers, keyed by pk."""
-        return {row[0]: {
-            "pk": row[0], "id": row[1], "title": row[2], "abstract": row[3],
-            "authors": row[4], "primary_category": row[5], "date": row[6],
-        } for row in self.rows(
-            "SELECT pk, id, title, abstract, authors_text, primary_category, sort_date"
-            " FROM papers WHERE pk = ANY(%s::bigint[])", (list(pks),))}
-
-    def pk_of(self, paper_id: str) -> int | None:
-        return self.value("SELECT pk FROM papers WHERE id = %s", (paper_id,))

@@ -6,8 +6,8 @@ from typing import Any
 
 import psycopg
 
-from papersift.store.base import SQLStore
-from papersift.store.postgres.db import Connector, PostgresDatabase
+from papersift.store.contracts import SQLStore
+from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.embeddings import Embeddings
 from papersift.store.postgres.papers import Papers
 from papersift.store.postgres.search import Search
@@ -19,21 +19,19 @@ class PostgresStore(SQLStore):
     `location` is the URL it was opened with (passwords included: helper processes open it
     again; print it through db.redact)."""
 
+    db: PostgresDatabase
+
     def __init__(self, url: str, readonly: bool = False) -> None:
-        self._connector = connector = Connector(url, readonly=readonly)
-        super().__init__(db := PostgresDatabase(connector, url))
-        self.papers = Papers(db)
-        self.search = Search(connector, url)
-        self.embeddings = Embeddings(db)
+        super().__init__(PostgresDatabase(url, readonly), Papers, Search, Embeddings)
 
     @property
     def conn(self) -> psycopg.Connection[Any]:
         """The live connection (opened again if the server dropped the last one)."""
-        return self._connector.get()
+        return self.db.conn
 
     def data_version(self) -> int:
         """Moves when a transaction that changed what pages show commits (migration 0007)."""
         return int(self.conn.execute("SELECT version FROM data_version").fetchone()[0])
 
     def close(self) -> None:
-        self._connector.close()
+        self.db.close()

@@ -6,9 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from papersift.plugins import Plugins, StorePlugin
-from papersift.store.base import SQLStore
+from papersift.store.contracts import SQLStore
 from papersift.store.sqlite.db import SQLiteDatabase, connect
-from papersift.store.sqlite.embeddings import Embeddings
 from papersift.store.sqlite.papers import Papers
 from papersift.store.sqlite.search import Search
 
@@ -21,10 +20,7 @@ class SQLiteStore(SQLStore):
         self.conn = connect(self.path, readonly=readonly)
         self._seen: tuple[int, int] | None = None  # (pragma data_version, total_changes) read
         self._version = 0
-        super().__init__(db := SQLiteDatabase(self.conn, self.path))
-        self.papers = Papers(db)
-        self.search = Search(self.conn, self.path)
-        self.embeddings = Embeddings(db)
+        super().__init__(SQLiteDatabase(self.conn, self.path), Papers, Search)
 
     def data_version(self) -> int:
         """Moves when a commit changes what pages show (migration 0027's counter: a reader's

@@ -69,12 +69,11 @@ def held_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """
     conn.execute("DROP TABLE IF EXISTS temp.held_lines")
     conn.execute("CREATE TEMP TABLE held_lines"
-                 "(line_key INTEGER, paper_id TEXT, source TEXT, record_hash TEXT)")
+                 "(line_key INTEGER PRIMARY KEY, paper_id TEXT, source TEXT, record_hash TEXT)")
     try:
         yield "temp.held_lines"
         with transaction(conn):
-            # A key read twice keeps its last record, as INSERT OR REPLACE in order would.
             conn.execute("INSERT OR REPLACE INTO source_lines"
-                         " SELECT * FROM temp.held_lines ORDER BY line_key, rowid")
+                         " SELECT * FROM temp.held_lines ORDER BY line_key")
     finally:
         conn.execute("DROP TABLE temp.held_lines")

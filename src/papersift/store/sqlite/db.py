@@ -1,7 +1,8 @@
-"""The SQLite connection: WAL mode, numbered migrations applied on open, transactions, and the base of every concern."""
+"""The SQLite connection: WAL mode, numbered migrations applied on open, transactions, and the dialect layer over it."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -10,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Database, check_schema, json_list, read_migrations
-from papersift.store.sql import chunks as chunks  # what the search modules use
-from papersift.store.sql import marks as marks
+from papersift.store.sql import Database, check_schema, read_migrations
 
 PAGE_SIZE = 8192  # bytes, for databases created from now on
 
@@ -47,8 +46,8 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
-def migrate(conn: sqlite3.Connection) -> list[str]:
-    """Apply the migrations the database lacks, each in its own transaction; returns their names."""
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations the database lacks, each in its own transaction."""
     conn.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -56,25 +55,14 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
     applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
     known = migrations()
     check_schema(applied, known)
-    done = []
     for number, name, sql in known:
-        if number in applied:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        if number not in applied:
             # executescript would commit on its own; run the statements inside our transaction.
-            for statement in _split_sql(sql):
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO schema_migrations(number, name, applied_at) VALUES (?, ?, ?)",
-                (number, name, utc_now()),
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        done.append(name)
-    return done
+            with transaction(conn):
+                for statement in _split_sql(sql):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations(number, name, applied_at)"
+                             " VALUES (?, ?, ?)", (number, name, utc_now()))
 
 
 def _split_sql(script: str) -> Iterator[str]:
@@ -147,12 +135,16 @@ class SQLiteDatabase(Database):
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         # One JSON parameter instead of a '?' per value: no limit on how many, one plan.
-        return f"{column} IN (SELECT value FROM json_each(?))", [json_list(values)]
+        return f"{column} IN (SELECT value FROM json_each(?))", [json.dumps(list(values))]
 
     def joined(self, expr: str, separator: str, source: str, order: str) -> str:
         # group_concat keeps the order of its (ordered) subquery.
         return (f"(SELECT group_concat(joined_value, {separator}) FROM"
                 f" (SELECT {expr} AS joined_value {source} ORDER BY {order}))")
+
+    def caseless(self, expr: str) -> str:
+        # A collation, not lower(): no function call a row (LIKE ignores ASCII case anyway).
+        return f"{expr} COLLATE NOCASE"
 
     def indexed(self, table: str, index: str) -> str | None:
         return f"{table} INDEXED BY {index}"
@@ -168,18 +160,14 @@ class SQLiteDatabase(Database):
 
     def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
                     ) -> None:
-        # New papers enter the keyword index here (no trigger does it: bulk loads index on
-        # their own), unless a parallel build owns the index (fulltext.fulltext_deferred).
-        if table == "papers" and rows and self.value("SELECT 1 FROM fulltext_deferred") is None:
-            among, params = self.any_of("pk", [row[0] for row in rows], "bigint")
+        if table == "papers" and rows:
+            self.index_papers(*self.any_of("pk", [row[0] for row in rows], "bigint"))
+
+    def index_papers(self, where: str, params: Sequence[Any]) -> None:
+        """Put the new papers matching `where` in the keyword index (no trigger does it: bulk
+        loads index on their own), unless a parallel build owns the index
+        (fulltext.fulltext_deferred)."""
+        if self.value("SELECT 1 FROM fulltext_deferred") is None:
             self.execute("INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
-                         f" SELECT pk, title, abstract, authors_text FROM papers WHERE {among}",
+                         f" SELECT pk, title, abstract, authors_text FROM papers WHERE {where}",
                          params)
-
-
-class Concern:
-    """The queries of one concern over the store's connection (see store.contracts)."""
-
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self.conn = conn
-        self.path = path
