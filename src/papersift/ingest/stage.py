@@ -37,7 +37,7 @@ class Ingest:
     A failing source is reported and the next one runs. Each batch is one transaction, and a
     record its source already gave unchanged is recognised by its hash, so an interrupted
     run resumes by simply running it again. Into a store with no papers, the indexes are
-    built beside and after the load (PapersStore.bulk_load): by default when the files to
+    built beside and after the load (Papers.bulk_load): by default when the files to
     read are big enough to gain.
     """
 
