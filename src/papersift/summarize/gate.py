@@ -79,14 +79,36 @@ def numbers_in(text: str) -> set[str]:
     if not text.isascii():  # superscript and subscript digits are not ASCII
         text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ",
                                      text)
-    return {_canonical_number(m.group(1), m.group(2)) for m in _RE_NUMBER.finditer(text)}
+    # Each number as written once: most repeat, and most are written canonically already.
+    return {_canonical_number(integer, decimal) for integer, decimal in set(_RE_NUMBER.findall(text))}
 
 
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
     # A piece opens with a letter or digit: only its end can lose dots, and it is never empty.
-    return [word.rstrip(".'’+") for word in
-            _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))]
+    return [word.rstrip(".'’+") for word in _raw_pieces(text)]
+
+
+def _raw_pieces(text: str) -> list[str]:
+    """_pieces before their trailing dots are dropped."""
+    return _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))
+
+
+# Characters whose lower case is a piece character when they are not, or the other way round
+# (checked over all of Unicode, fold()'s exotic four aside): in a folded text without them the
+# pieces are the text's pieces lower-cased, at the same places.
+_RE_PIECE_CASE_CHANGE = re.compile(
+    "[\u0181\u0186\u0189\u018a\u018f\u0190\u0193\u0194\u0196\u0197\u019c\u019d"
+    "\u019f\u01a6\u01a9\u01ae\u01b1\u01b2\u01b7\u023a\u023e\u0244\u0245\u1e9e"
+    "\u212b\u2c7e\u2c7f]")
+
+
+def _lowered_pieces(text: str) -> set[str]:
+    """{p.lower() for p in _pieces(text)}, each piece lower-cased and stripped once."""
+    folded = fold(text)
+    if folded is not None and (folded.isascii() or not _RE_PIECE_CASE_CHANGE.search(text)):
+        return {word.rstrip(".'’+") for word in set(_raw_pieces(folded))}
+    return {p.lower() for p in _pieces(text)}
 
 
 def name_like(piece: str) -> bool:
@@ -101,10 +123,9 @@ def build_source(paper: dict[str, Any], naming: str = "",
     title = clean_latex(paper.get("title") or "")
     abstract = clean_latex(paper.get("abstract") or "")
     text = f"{title}\n{abstract}"
-    names = {p.lower() for p in _pieces(text)}
-    for author in paper.get("authors") or []:
-        names.update(p.lower() for p in _pieces(clean_latex(author)))
-    names.update(p.lower() for p in _pieces(naming))
+    # Pieces never hold a space: those of the parts joined are those of each part.
+    names = _lowered_pieces(" ".join([text, *(clean_latex(author)
+                                              for author in paper.get("authors") or []), naming]))
     numbers = numbers_in(text)
     folded = fold(text)  # the same words, lower-cased (text.fold)
     lowered_words = (set(_RE_WORD.findall(folded)) if folded is not None
@@ -142,8 +163,10 @@ def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     if invented:
         reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
     # (A piece all in lower case has no ASCII capital, which name_like needs: most pieces.)
-    foreign = [p for p in dict.fromkeys(_pieces(text))
-               if not p.islower() and name_like(p) and not _known_name(p, source.names)]
+    # Each piece as written once (its trailing dots are uncased: they change no islower).
+    foreign = [p for p in dict.fromkeys(word.rstrip(".'’+") for word in dict.fromkeys(
+        _raw_pieces(text)) if not word.islower())
+               if name_like(p) and not _known_name(p, source.names)]
     if foreign:
         reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
     persons = first_person(text)

@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from papersift.summarize.editor import article_for, edit_sentence
 from papersift.summarize.register import REGISTER_PIECES, fragment, release_promises
+from papersift.summarize.text import holds
 
 _EXPERIMENT_NOUNS = (r"experiments?|experimentation|evaluations?|analys[ie]s|ablations?|"
                      r"studies|tests?|testing|benchmarking|simulations?|results|comparisons?|"
@@ -151,13 +152,13 @@ _EDITS: tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[s
 def plain_register(text: str) -> str:
     """The text with its abstract-register words dropped or made plain; facts stay."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in REGISTER_PIECES):
+    if not holds(lowered, REGISTER_PIECES):
         return text
     capital, original = text[:1].isupper(), text
     for pieces, pattern, replace in _EDITS:
-        if any(piece in lowered for piece in pieces):
+        if holds(lowered, pieces):
             text = pattern.sub(replace, text)
-    if any(piece in lowered for piece in _DROPPED_PIECES):
+    if holds(lowered, _DROPPED_PIECES):
         text = _RE_DROPPED.sub("", text)
     if text == original:
         return text

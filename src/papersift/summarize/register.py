@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from papersift.summarize.text import Caseless, fold
+from papersift.summarize.text import Caseless, fold, holds
 
 # ------------------------------------------------------------------ register
 # Abstract-register words and phrases: what an abstract says of itself that a news desk
@@ -46,7 +46,7 @@ REGISTER_PIECES = ("state-of", "state of", "sota", "extensive", "comprehensive",
 def register_words(text: str) -> list[str]:
     """The abstract-register words and phrases of a text, as written."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in REGISTER_PIECES):
+    if not holds(lowered, REGISTER_PIECES):
         return []
     spans = [m.span() for m in RE_REGISTER_ANY_CASE.finditer(text, fold(text))]
     return [text[a:b] for a, b in spans if text[a:b] != "Sota"]
@@ -96,7 +96,7 @@ def release_promises(text: str) -> list[str]:
 @lru_cache(maxsize=8192)
 def _release_promises(text: str) -> tuple[str, ...]:
     lowered = text.lower()
-    if not any(piece in lowered for piece in RELEASE_PIECES):
+    if not holds(lowered, RELEASE_PIECES):
         return ()
     return tuple(text[m.start():m.end()] for m in _RE_RELEASE.finditer(text, fold(text)))
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from papersift.summarize.register import fragments, register_words, release_promises
-from papersift.summarize.text import Caseless, clean_latex, fold, split_sentences
+from papersift.summarize.text import Caseless, clean_latex, fold, holds, split_sentences
 
 HYPE, SELF_REFERENCE, DANGLING, TITLE_NAME = "hype", "self_reference", "dangling", "title_name"
 REGISTER, RELEASE, FRAGMENT, SENTENCES = "register", "release", "fragment", "sentences"
@@ -130,7 +130,7 @@ HYPE_PIECES = ("novel", "ground", "revolution", "unprecedent", "remarkab", "supe
 def hype_words(text: str) -> list[str]:
     """The hype in a text: praise words and 'state-of-the-art' as a boast."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in HYPE_PIECES):
+    if not holds(lowered, HYPE_PIECES):
         return []
     spared = {m.start() for m in RE_NOT_PRAISE.finditer(text)}
     folded = fold(text)
@@ -143,7 +143,7 @@ def hype_words(text: str) -> list[str]:
 def self_references(text: str) -> list[str]:
     """Where a text speaks of itself or its paper ('this paper', 'in this study', 'herein')."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in ("this ", "present ", "current ", "our ", "here")):
+    if not holds(lowered, ("this ", "present ", "current ", "our ", "here")):
         return []
     return [m.group(0) for m in _RE_SELF.finditer(text)
             if not _RE_NOT_SELF.match(text, m.start())]

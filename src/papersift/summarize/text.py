@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from papersift.latex import clean_latex
 
-__all__ = ["Caseless", "clean_latex", "fold", "split_sentences", "tokens", "words"]
+__all__ = ["Caseless", "clean_latex", "fold", "holds", "split_sentences", "tokens", "words"]
 
 
 # ------------------------------------------------------------------ caseless search
@@ -17,6 +17,15 @@ __all__ = ["Caseless", "clean_latex", "fold", "split_sentences", "tokens", "word
 # and whether it is a word, space or digit character, when lower-cased (checked over all of
 # Unicode when this was written).
 _CASE_EXOTIC = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def holds(text: str, pieces: tuple[str, ...]) -> bool:
+    """any(piece in text for piece in pieces), without a generator: the writer asks this of
+    every sentence, for a dozen tuples of pieces."""
+    for piece in pieces:  # noqa: SIM110 (a loop: no generator a call)
+        if piece in text:
+            return True
+    return False
 
 
 def fold(text: str) -> str | None:
