@@ -16,8 +16,11 @@ BLURB_MIN_WORDS = 40
 BLURB_MAX_SENTENCES = 3
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉", "01234567890123456789")
-# The lookahead first: a pattern that opens with a lookbehind is tried at every position.
-_RE_NUMBER = re.compile(r"(?=\d)(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+# It opens with its first digit (what comes before that digit checked by a lookbehind after
+# it): a pattern that opens with a lookbehind or lookahead is tried at every position, one
+# that opens with a digit only where there is one (2x faster). It reads:
+# (?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?
+_RE_NUMBER = re.compile(r"(\d(?<![\d.,]\d)(?:\d{0,2}(?:,\d{3})+|\d*))(?:\.(\d+))?")
 _RE_SCRIPT_DIGITS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]+")
 _SPELLED = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -157,6 +160,23 @@ def first_person(text: str) -> list[str]:
     return found
 
 
+# What first_person finds, lower-cased. Each match is a whole run of word characters, all
+# ASCII letters, with no letter beside it (a quotation taken out leaves a quotation mark
+# there): in a text's _RE_WORD words it is a word, or a part of one between hyphens.
+_FIRST_PERSON_WORDS = frozenset(
+    ["we", "our", "ours", "ourselves", "my", "myself", "us", "me", "i"])
+
+
+def _may_speak_first(words: set[str]) -> bool:
+    """False when first_person finds nothing in the text of these lower-cased _RE_WORD words."""
+    if not _FIRST_PERSON_WORDS.isdisjoint(words):
+        return True
+    for word in words:
+        if "-" in word and not _FIRST_PERSON_WORDS.isdisjoint(word.split("-")):
+            return True
+    return False
+
+
 def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     reasons = []
     invented = sorted(numbers_in(text) - source.numbers, key=lambda n: (len(n), n))
@@ -164,17 +184,18 @@ def _check_text(label: str, text: str, source: GateSource) -> list[str]:
         reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
     # (A piece all in lower case has no ASCII capital, which name_like needs: most pieces.)
     # Each piece as written once (its trailing dots are uncased: they change no islower).
+    # Most capitalised pieces are the abstract's own: the set is asked before the pattern.
     foreign = [p for p in dict.fromkeys(word.rstrip(".'’+") for word in dict.fromkeys(
         _raw_pieces(text)) if not word.islower())
-               if name_like(p) and not _known_name(p, source.names)]
+               if not _known_name(p, source.names) and name_like(p)]
     if foreign:
         reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
-    persons = first_person(text)
-    if persons:
-        reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
     folded = fold(text)  # the same words, lower-cased (text.fold)
     words = (set(_RE_WORD.findall(folded)) if folded is not None
              else {w.lower() for w in _RE_WORD.findall(text)})
+    persons = first_person(text) if _may_speak_first(words) else []
+    if persons:
+        reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
     hype = sorted(words & _HYPE - source.words)
     if hype:
         reasons.append(f"{label}: hype word not in the abstract: {', '.join(hype)}")

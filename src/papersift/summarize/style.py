@@ -76,6 +76,9 @@ _RE_EXPLETIVE_IT = re.compile(
 _RE_ANAPHORIC_ANYWHERE = Caseless(
     rf"\b(?:{_DEMONSTRATIVE}|the aforementioned|the above(?:-mentioned)?|the said)\s+"
     r"((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)")
+# What every match of _RE_ANAPHORIC_ANYWHERE holds, lower-cased.
+_ANAPHORIC_NEEDS = ("this", "these", "those", "such", "the aforementioned", "the above",
+                    "the said")
 # After a demonstrative: not a noun phrase (the demonstrative is a pronoun, or an idiom).
 _NOT_NOUN = frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may",
@@ -199,7 +202,11 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
         opener = dangling_opener(sentence, number == 0, sentences[number - 1] if number else "")
         if opener:
             found.append(opener)
-        for match in _RE_ANAPHORIC_ANYWHERE.finditer(sentence, fold(sentence)):
+        folded = fold(sentence)
+        # Without a demonstrative there is no reference to look for.
+        matches = (_RE_ANAPHORIC_ANYWHERE.finditer(sentence, folded)
+                   if folded is None or holds(folded, _ANAPHORIC_NEEDS) else ())
+        for match in matches:
             phrase = sentence[match.start(1):match.end(1)]
             said = sentence[match.start():match.end()]
             head = phrase.split()[0].lower()
@@ -211,9 +218,12 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
             if not words:
                 continue
             before = set(_RE_REFERENCE_WORD.findall((given + " " + sentence[:match.start()]).lower()))
-            # (A word said before as it is needs no search for its other forms.)
-            if any(w in before for w in words) or any(
-                    _same_word(w, b) for w in words for b in before):
+            # (A word said before as it is needs no search for its other forms; other forms
+            # share their first four letters, so only words that do are compared.)
+            if any(w in before for w in words):
+                continue
+            heads = {w[:4] for w in words if len(w) >= 4}
+            if any(_same_word(w, b) for b in before if b[:4] in heads for w in words):
                 continue
             if number > 0 and words[0] in _GENERIC_REFERENTS:
                 continue  # "in this way", "at this stage": the sentence before is the referent
