@@ -62,6 +62,9 @@ _RE_SECTION_LABEL = re.compile(
 
 
 _RE_SPACE_BEFORE_STOP = re.compile(r"\s+([,.;:])")
+# Whether _RE_SPACE_BEFORE_STOP has anything to take: it opens with the stop (what comes
+# before it checked by a lookbehind), so it is tried at the few stops, not at every space.
+_RE_STOP_AFTER_SPACE = re.compile(r"[,.;:](?<=\s[,.;:])")
 
 
 def tidy(sentence: str) -> str:
@@ -73,7 +76,9 @@ def tidy(sentence: str) -> str:
         sentence = _RE_BRACKET_REF.sub("", sentence)
     if "(" in sentence:
         sentence = _RE_USELESS_PAREN.sub("", sentence)
-    return _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence).strip()
+    if _RE_STOP_AFTER_SPACE.search(sentence):
+        sentence = _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence)
+    return sentence.strip()
 
 
 # Drafts of one blurb cut the same sentences to the same lengths: the cuts are kept.

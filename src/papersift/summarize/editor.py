@@ -30,27 +30,35 @@ def article_for(word: str) -> str:
     return "an" if _RE_VOWEL_SOUND.match(word) else "a"
 
 
+_RE_DROPPED_JOINT = re.compile(r"\x00,? and |,? and \x00(?= )")
+_RE_ARTICLE_BEFORE_DROP = re.compile(r"\b([Aa]n?) \x00\s*([\w“\"'(\-]+)")
+_RE_DROP_MARK = re.compile(r" ?\x00 ?")
+_RE_SPACES = re.compile(r"  +")
+
+
+def _article_before_drop(match: re.Match[str]) -> str:
+    first, following = match.group(1), match.group(2)
+    chosen = article_for(following)
+    if first[0].isupper():
+        chosen = chosen.capitalize()
+    return f"{chosen} {following}"
+
+
 def _drop_word(text: str, pattern: re.Pattern[str]) -> str:
     """Remove every match, with its space, mending 'a'/'an' before it and 'and' beside it."""
-    def drop(match: re.Match[str]) -> str:
-        return "\x00"
-
-    marked = pattern.sub(drop, text)
-    # "novel and efficient" / "simple and novel": the pair loses its joint.
-    marked = re.sub(r"\x00,? and |,? and \x00(?= )", "\x00", marked)
-    marked = re.sub(r"\x00, ", "\x00", marked)
-
-    def article(match: re.Match[str]) -> str:
-        first, following = match.group(1), match.group(2)
-        chosen = article_for(following)
-        if first[0].isupper():
-            chosen = chosen.capitalize()
-        return f"{chosen} {following}"
-
-    marked = re.sub(r"\b([Aa]n?) \x00\s*([\w“\"'(\-]+)", article, marked)
+    marked = pattern.sub("\x00", text)
+    # "novel and efficient" / "simple and novel": the pair loses its joint. (Each pattern
+    # below is tried only on a text with the words it needs.)
+    if " and " in marked:
+        marked = _RE_DROPPED_JOINT.sub("\x00", marked)
+    marked = marked.replace("\x00, ", "\x00")
+    if "a \x00" in marked or "n \x00" in marked or "A \x00" in marked:
+        marked = _RE_ARTICLE_BEFORE_DROP.sub(_article_before_drop, marked)
     opens = marked.startswith("\x00")
-    marked = re.sub(r" ?\x00 ?", " ", marked)
-    marked = re.sub(r"  +", " ", marked).replace(" ,", ",").strip()
+    marked = _RE_DROP_MARK.sub(" ", marked)
+    if "  " in marked:
+        marked = _RE_SPACES.sub(" ", marked)
+    marked = marked.replace(" ,", ",").strip()
     return marked[:1].upper() + marked[1:] if opens else marked
 
 

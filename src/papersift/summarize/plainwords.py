@@ -87,9 +87,14 @@ def _at(match: re.Match[str], replacement: str) -> str:
     return replacement[:1].upper() + replacement[1:] if opens else replacement
 
 
+_RE_ARTICLE = re.compile(r"\b([Aa]n?) ([\w\-]+)")
+_RE_DOUBLE_JOINT = re.compile(r"\b(and|or) (and|or)\b")
+_RE_SPACES = re.compile(r"  +")
+
+
 def _mend_articles(text: str) -> str:
     """'a extensive' left behind by a drop -> 'an ...' mended to the next word's sound."""
-    return re.sub(r"\b([Aa]n?) ([\w\-]+)",
+    return _RE_ARTICLE.sub(
                   lambda m: _keep_case(m.group(1), article_for(m.group(2))) + " " + m.group(2)
                   if m.group(2)[:1].isalpha() else m.group(0), text)
 
@@ -162,8 +167,11 @@ def plain_register(text: str) -> str:
         text = _RE_DROPPED.sub("", text)
     if text == original:
         return text
-    text = re.sub(r"\b(and|or) (and|or)\b", r"\1", text)  # "X and and Y" after a drop
-    text = re.sub(r"  +", " ", text).replace(" ,", ",")
+    if "and and" in text or "and or" in text or "or and" in text or "or or" in text:
+        text = _RE_DOUBLE_JOINT.sub(r"\1", text)  # "X and and Y" after a drop
+    if "  " in text:
+        text = _RE_SPACES.sub(" ", text)
+    text = text.replace(" ,", ",")
     text = _mend_articles(text)
     if capital and text[:1].islower():
         text = text[:1].upper() + text[1:]
