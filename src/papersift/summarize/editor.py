@@ -362,6 +362,8 @@ def _relative(match: re.Match[str]) -> str:
     return f"{match.group('pronoun')} {third_singular(base)}"
 
 
+# The pointers as every rule of repair_loose_ends has them, after a space.
+_POINTERS = (" this ", " these ", " those ", " such ", " that ", " the above", " the aforementioned ")
 # What every rule of repair_loose_ends needs: a verb of fixing (a stem of one of the
 # patterns' verbs, or of their participles), its ending, a space and a pointer. A sentence
 # without it is left as it is, without trying the rules one by one.
@@ -375,7 +377,7 @@ _RE_FIX_GATE = re.compile(
 def repair_loose_ends(sentence: str, subject: str, singular: bool) -> str:
     """'SUBJECT address this gap by introducing X' -> 'SUBJECT introduce X'; '… to tackle these
     issues.' at a clause's end -> dropped: what the gap or the issues are is not in the blurb."""
-    if not _RE_FIX_GATE.search(sentence):
+    if not holds(sentence, _POINTERS) or not _RE_FIX_GATE.search(sentence):
         return sentence
     match = _RE_FIX_BY.match(sentence)
     if match and match.group("subject") == subject and match.group("gerund") in _GERUND_BASE:

@@ -54,9 +54,9 @@ PAPER_NOUN = (
     r"paper|work|study|article|letter|manuscript|thesis|dissertation|note|survey|"
     r"position paper|short paper|chapter|report|contribution|review|tutorial|research|effort"
 )
-_RE_SELF = re.compile(
+_RE_SELF = Caseless(
     rf"\b(?:this|the present|the current|our)\s+(?:[a-z]+\s+)?(?:{PAPER_NOUN})\b(?! (?:of|on)\b)|"
-    r"\bherein\b|\bhereby\b", re.I)
+    r"\bherein\b|\bhereby\b")
 # "this line of work", "this body of research": other people's work.
 _RE_NOT_SELF = re.compile(r"\bthis (?:line|body|kind|type|area|strand) of\b", re.I)
 
@@ -145,10 +145,11 @@ def hype_words(text: str) -> list[str]:
 
 def self_references(text: str) -> list[str]:
     """Where a text speaks of itself or its paper ('this paper', 'in this study', 'herein')."""
-    lowered = text.lower()
+    folded = fold(text)
+    lowered = folded if folded is not None else text.lower()
     if not holds(lowered, ("this ", "present ", "current ", "our ", "here")):
         return []
-    return [m.group(0) for m in _RE_SELF.finditer(text)
+    return [text[m.start():m.end()] for m in _RE_SELF.finditer(text, folded)
             if not _RE_NOT_SELF.match(text, m.start())]
 
 
