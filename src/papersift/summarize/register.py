@@ -252,7 +252,7 @@ def fragment(sentence: str) -> str | None:
     text = sentence.strip().rstrip(".!?…").rstrip("”\"’')]").strip()
     if not text:
         return "empty"
-    last = text.split()[-1].lower().strip(",;:")
+    last = text.rsplit(None, 1)[-1].lower().strip(",;:")
     if last in _DANGLING_ENDS and not _RE_FINE_END.search(text):
         return f"ends in “{last}”"
     if text.endswith((",", ";", ":", "–", "—", "-")):

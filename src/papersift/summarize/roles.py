@@ -309,8 +309,9 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=n_words,
             has_number=has_number,
-            has_result_number=bool(_RE_PERCENT.search(text)) or (
-                role == RESULT and bool(_RE_RESULT_NUMBER.search(text))),
+            # (Both patterns need a digit.)
+            has_result_number=has_number and (bool(_RE_PERCENT.search(text)) or (
+                role == RESULT and bool(_RE_RESULT_NUMBER.search(text)))),
         ))
     return analysed
 

@@ -156,7 +156,8 @@ def self_references(text: str) -> list[str]:
 def _content_start(sentence: str, first: bool) -> str:
     """The words a reader meets first: after 'Zhang et al. report that' in a lead."""
     if first:
-        match = _RE_LEAD_REPORT.match(sentence)
+        # (The pattern ends in " that": a lead without it is not searched.)
+        match = _RE_LEAD_REPORT.match(sentence) if " that" in sentence else None
         if match and len(match.group(0).split()) <= 10:
             return sentence[match.end():]
         return ""  # the lead opens with the authors themselves
