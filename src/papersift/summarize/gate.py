@@ -31,6 +31,10 @@ _SPELLED = {
     "second": "2", "third": "3", "fourth": "4", "fifth": "5", "once": "1", "percent": "100",
 }
 _RE_PIECE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][A-Za-z0-9\u00C0-\u024F'’.+]*")
+# _RE_PIECE's matches with their trailing dots, quotes and pluses dropped, as found: each ends
+# on its last letter or digit (what follows it cannot open a piece).
+_RE_TRIMMED_PIECE = re.compile(
+    r"[A-Za-z0-9\u00C0-\u024F](?:[A-Za-z0-9\u00C0-\u024F'’.+]*[A-Za-z0-9\u00C0-\u024F])?")
 _RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
 # Generic abbreviations a reporter may use without the abstract spelling them out.
 _GENERIC_NAMES = frozenset(
@@ -89,12 +93,7 @@ def numbers_in(text: str) -> set[str]:
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
     # A piece opens with a letter or digit: only its end can lose dots, and it is never empty.
-    return [word.rstrip(".'’+") for word in _raw_pieces(text)]
-
-
-def _raw_pieces(text: str) -> list[str]:
-    """_pieces before their trailing dots are dropped."""
-    return _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))
+    return _RE_TRIMMED_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))
 
 
 # Characters whose lower case is a piece character when they are not, or the other way round
@@ -110,7 +109,7 @@ def _lowered_pieces(text: str) -> set[str]:
     """{p.lower() for p in _pieces(text)}, each piece lower-cased and stripped once."""
     folded = fold(text)
     if folded is not None and (folded.isascii() or not _RE_PIECE_CASE_CHANGE.search(text)):
-        return {word.rstrip(".'’+") for word in set(_raw_pieces(folded))}
+        return set(_pieces(folded))
     return {p.lower() for p in _pieces(text)}
 
 
@@ -183,11 +182,9 @@ def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     if invented:
         reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
     # (A piece all in lower case has no ASCII capital, which name_like needs: most pieces.)
-    # Each piece as written once (its trailing dots are uncased: they change no islower).
     # Most capitalised pieces are the abstract's own: the set is asked before the pattern.
-    foreign = [p for p in dict.fromkeys(word.rstrip(".'’+") for word in dict.fromkeys(
-        _raw_pieces(text)) if not word.islower())
-               if not _known_name(p, source.names) and name_like(p)]
+    foreign = [p for p in dict.fromkeys(_pieces(text))
+               if not p.islower() and not _known_name(p, source.names) and name_like(p)]
     if foreign:
         reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
     folded = fold(text)  # the same words, lower-cased (text.fold)

@@ -206,6 +206,7 @@ _RE_DANGLING_TAIL = re.compile(
     r"when|such as|including|e\.g\.|i\.e\.)\b)(?:\s+\S+){0,3}\s*[.!?]?$", re.I)
 
 
+_TAIL_MARKS = (":", ";", "–", "—")
 _NOT_VERB_S = ("ss", "us", "is", "ics", "ous", "'s")
 
 
@@ -214,9 +215,10 @@ def _has_finite_verb(sentence: str) -> bool:
     an auxiliary, modal or irregular past; a word of a known verb, in any form, after a word
     that is not a determiner or preposition; or an '-ed' or '-s' word in that place followed
     by more words ('LEGO bricks enrich local regions': 'bricks' before 'enrich' counts)."""
-    words = _RE_TOKEN.findall(sentence)
+    # Most sentences show their verb in the first few words: the rest are not tokenised.
     previous = ""
-    for position, raw in enumerate(words):
+    for position, token in enumerate(_RE_TOKEN.finditer(sentence)):
+        raw = token.group(0)
         word = raw.lower().rstrip(".").replace("’", "'")
         if word in _AUXILIARIES or word in _IRREGULAR_PAST:
             return True
@@ -230,11 +232,10 @@ def _has_finite_verb(sentence: str) -> bool:
         if after_subject and len(word) > 2:
             if word in VERBS:
                 return True  # "They propose", "Experiments show"
-            more = position + 1 < len(words)
             if word.endswith("ed") and len(word) > 4:
                 return True  # "They proposed"; "a proposed method" has a determiner before it
-            if more and word.endswith("s") and not word.endswith(_NOT_VERB_S) and \
-                    raw[:1].islower():
+            if word.endswith("s") and not word.endswith(_NOT_VERB_S) and raw[:1].islower() \
+                    and _RE_TOKEN.search(sentence, token.end()):  # more words after it
                 return True  # "LoGRA reduces memory", or a plural before its verb
         previous = word
     return False
@@ -257,7 +258,9 @@ def fragment(sentence: str) -> str | None:
         return f"ends in “{last}”"
     if text.endswith((",", ";", ":", "–", "—", "-")):
         return f"ends in “{text[-1]}”"
-    tail = _RE_DANGLING_TAIL.search(sentence.strip())
+    # (The tail opens with one of its four marks: a sentence without them is not searched.)
+    tail = (_RE_DANGLING_TAIL.search(sentence.strip()) if holds(sentence, _TAIL_MARKS)
+            else None)
     if tail and " and " not in tail.group(0) and " or " not in tail.group(0):
         return "cut after “" + tail.group(0)[:1] + "”"  # a list ("with and without X") is whole
     if not _has_finite_verb(text):
