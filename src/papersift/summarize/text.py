@@ -126,9 +126,9 @@ def _split(text: str) -> list[str]:
         end = match.end(2)
         if match.group(1) == ".":
             before = text[start:match.start(1)]
-            following = text[match.end():match.end() + 12]
+            et_al = before.endswith(("et al", "et. al"))
             if before.endswith(".") or (
-                    before.endswith(("et al", "et. al")) and _RE_STARTER.match(following)):
+                    et_al and _RE_STARTER.match(text[match.end():match.end() + 12])):
                 # "et al.. A new", "by Smith et al. The results": the abbreviation ends a sentence.
                 sentence = text[start:end].strip()
                 if sentence:
@@ -143,7 +143,7 @@ def _split(text: str) -> list[str]:
             # "No. 5" abbreviates; "... says no. It" ends a sentence.
             if abbreviation and not (lowered == "no" and not text[match.end()].isdigit()):
                 continue
-            if before.endswith("et al") or before.endswith("et. al"):
+            if et_al:
                 continue
             # Initials ("J. Smith", "A. B. Jones") and dotted acronyms ("U.S.").
             if len(token) == 1 and token.isupper():
@@ -173,6 +173,8 @@ def _last_token(before: str) -> str:
         return match.group(1) if match else ""
     # str.split's whitespace is the pattern's \s: its one match starts at the last space.
     word = before.rsplit(None, 1)[-1].lstrip(_OPENERS)
+    if word.isalnum():
+        return word  # most words: no opener in them (none is a letter or digit)
     return word if word and not any(opener in word for opener in _OPENERS) else ""
 
 
