@@ -256,7 +256,7 @@ def _shared_bigrams(text: str, folded: str | None, title_pairs: tuple[str, ...])
     None): words hold no space, so ' a b ' is in the words joined by spaces just where they
     hold a, b in a row; a title has a handful of bigrams, a sentence dozens."""
     joined = " " + " ".join((folded if folded is not None else text.lower()).split()) + " "
-    return sum(pair in joined for pair in title_pairs)
+    return sum(map(joined.__contains__, title_pairs))
 
 
 def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str, float]]]:
