@@ -11,7 +11,7 @@ import re
 
 from papersift.summarize.person import plural_base, third_singular
 from papersift.summarize.style import HYPE_PIECES, PAPER_NOUN, RE_NOT_PRAISE, SOTA
-from papersift.summarize.text import fold, holds
+from papersift.summarize.text import Caseless, fold, holds
 
 # ----------------------------------------------------------------- articles
 _RE_VOWEL_SOUND = re.compile(r"(?:[aeio]|u(?!ni|se|su|ti|ri|ro|ku|bi)|hour|honest|heir|8|11\b|18\b)", re.I)
@@ -234,6 +234,8 @@ _RE_SELF_ADJUNCT = re.compile(
 _RE_SELF_OPENER = re.compile(rf"^(?:In|Through|Within|Throughout|With)\s+{_SELF}\s*,?\s*", re.I)
 _RE_SELF_ANY = re.compile(rf"\b{_SELF}\b", re.I)
 _RE_HEREIN = re.compile(r",?\s*\bherein\b,?|\bhereby\s+", re.I)
+# Whether either is in a sentence, asked without re.I of the folded sentence (text.Caseless).
+_SELF_OR_HEREIN = Caseless(rf"\b{_SELF}\b|\bherein\b|\bhereby\s")
 _NOT_VERBS = frozenset(["is", "was", "has", "had", "does", "seems", "appears", "remains", "can",
                         "could", "will", "would", "may", "might", "must", "should", "aims"])
 
@@ -271,7 +273,7 @@ def rewrite_self_reference(sentence: str, subject: str, singular: bool) -> str:
     sentence should ('Zhang et al.' in a lead, 'They' later)."""
     lowered = sentence.lower()
     if not holds(lowered, ("this ", "present ", "current ", "here")) or (
-            not _RE_SELF_ANY.search(sentence) and not _RE_HEREIN.search(sentence)):
+            not _SELF_OR_HEREIN.search(sentence, fold(sentence))):
         return sentence
     original = sentence
     sentence = _RE_HEREIN.sub("", sentence)
