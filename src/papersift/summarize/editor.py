@@ -233,6 +233,7 @@ _RE_SELF_ADJUNCT = re.compile(
     rf",?\s*\b(?:in|of|from|by|throughout|within|for|through)\s+{_SELF}\b(?:\s*,)?", re.I)
 _RE_SELF_OPENER = re.compile(rf"^(?:In|Through|Within|Throughout|With)\s+{_SELF}\s*,?\s*", re.I)
 _RE_SELF_ANY = re.compile(rf"\b{_SELF}\b", re.I)
+_RE_REPORT_FRAME = re.compile(r"(?:reports?|notes?|states?|writes?) that ")
 _RE_HEREIN = re.compile(r",?\s*\bherein\b,?|\bhereby\s+", re.I)
 # Whether either is in a sentence, asked without re.I of the folded sentence (text.Caseless).
 _SELF_OR_HEREIN = Caseless(rf"\b{_SELF}\b|\bherein\b|\bhereby\s")
@@ -277,7 +278,9 @@ def rewrite_self_reference(sentence: str, subject: str, singular: bool) -> str:
         return sentence
     original = sentence
     sentence = _RE_HEREIN.sub("", sentence)
-    frame = re.match(rf"^{re.escape(subject)} (?:reports?|notes?|states?|writes?) that ", sentence)
+    # (The subject said as it is, then the frame: no pattern compiled for each subject.)
+    frame = (_RE_REPORT_FRAME.match(sentence, len(subject) + 1)
+             if sentence.startswith(subject + " ") else None)
     body = sentence[frame.end():] if frame else sentence
     rewritten = _authors_do(body, subject, singular)
     if rewritten is None and frame is None:

@@ -28,6 +28,23 @@ def holds(text: str, pieces: tuple[str, ...]) -> bool:
     return False
 
 
+def said_mid_sentence(word: str, text: str) -> bool:
+    """Whether `word` (a word opening and ending with a letter) is in the text as a word of its
+    own where no sentence starts: what re.search(rf"(?<![.!?:] )(?<!^)\\b{word}\\b", text)
+    finds, without a pattern compiled for each word (re's word characters are str.isalnum's
+    and "_")."""
+    end = len(word)
+    at = text.find(word, 1)
+    while at > 0:
+        before, after = text[at - 1], text[at + end:at + end + 1]
+        if not (before.isalnum() or before == "_") and not (
+                before == " " and at >= 2 and text[at - 2] in ".!?:") and not (
+                after.isalnum() or after == "_"):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
 def fold(text: str) -> str | None:
     """The text lower-cased, in which a Caseless pattern finds what its re.IGNORECASE form
     finds in the text, at the same places; None for a text where it might not."""
