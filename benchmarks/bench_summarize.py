@@ -2,6 +2,11 @@
 
     .venv/bin/python benchmarks/bench_summarize.py [--papers 10000] [--runs 3] [--json]
     .venv/bin/python benchmarks/bench_summarize.py --fit   # refit roles.WEIGHTS on SciTLDR train
+    .venv/bin/python benchmarks/bench_summarize.py --papers 2000 --runs 3 --before /tmp/old/src
+
+With --before (a `src` tree, e.g. from `git archive`): only the writer's speed, in a fresh
+process per writer (cold caches), the older writer and this one alternating, --runs rounds;
+medians, their ratio and the load average.
 
 Speed is single-process (one core): papers/s of write_builtin on the first N papers of
 arxiv-2025-2026.jsonl.gz, median of several runs, in CPU time (what the machine's other load
@@ -127,13 +132,58 @@ def fit_weights() -> dict[str, float]:
     return {name: round(float(w), 3) for name, w in zip(names, weights, strict=True)}
 
 
+# One fresh process's measure: the first N records' write_builtin in CPU time, in papers/s.
+_FRESH_RUN = """
+import gzip, itertools, json, sys, time
+from papersift.summarize.builtin import write_builtin
+with gzip.open(sys.argv[1], "rt", encoding="utf-8") as handle:
+    papers = [json.loads(line) for line in itertools.islice(handle, int(sys.argv[2]))]
+started = time.process_time()
+for paper in papers:
+    write_builtin(paper)
+print(len(papers) / (time.process_time() - started))
+"""
+
+
+def compare_fresh(before: Path, papers: int, rounds: int) -> dict[str, Any]:
+    """papers/s of the writer under `before` and of this one, a fresh process each, alternating."""
+    import subprocess
+
+    trees = {"before": before.resolve(), "after": Path(__file__).resolve().parents[1] / "src"}
+    runs: dict[str, list[float]] = {name: [] for name in trees}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            done = subprocess.run(
+                [sys.executable, "-c", _FRESH_RUN, str(SHARED / "arxiv-2025-2026.jsonl.gz"),
+                 str(papers)], env={**env, "PYTHONPATH": str(tree)}, cwd=tree.parent,
+                capture_output=True, text=True, check=True)
+            runs[name].append(float(done.stdout.strip()))
+    medians = {name: statistics.median(values) for name, values in runs.items()}
+    return {"papers": papers, "rounds": rounds, "runs": runs, "medians": medians,
+            "ratio": medians["after"] / medians["before"], "load_average": os.getloadavg()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--papers", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--fit", action="store_true", help="print refitted roles.WEIGHTS and exit")
+    parser.add_argument("--before", type=Path, metavar="SRC",
+                        help="compare the writer's speed with this src tree's, fresh processes")
     args = parser.parse_args()
+    if args.before:
+        compared = compare_fresh(args.before, args.papers, args.runs)
+        if args.json:
+            print(json.dumps(compared, indent=2))
+            return 0
+        for name in ("before", "after"):
+            shown = " / ".join(f"{value:,.0f}" for value in compared["runs"][name])
+            print(f"{name:6s} median {compared['medians'][name]:,.1f} papers/s CPU (runs {shown})")
+        load = " ".join(f"{value:.2f}" for value in compared["load_average"])
+        print(f"ratio {compared['ratio']:.3f}; load average {load}")
+        return 0
     if args.fit:
         print(json.dumps(fit_weights(), indent=1))
         return 0

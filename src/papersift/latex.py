@@ -176,10 +176,12 @@ def clean_latex(text: str) -> str:
         s = s.replace("``", "“").replace("''", "”")
     s = " ".join(s.split())  # str.split's whitespace is the regex's \s: one space between words
     s = _RE_SPACE_BEFORE_PUNCT.sub("", s)
-    if "(" in s or "[" in s:
+    # Spaces are the only whitespace by now, and a pattern that opens with a character class
+    # still looks at every character: these steps run only where their pattern can match.
+    if "( " in s or "[ " in s:
         s = _RE_SPACE_AFTER_OPEN.sub(r"\1", s)
-    if "," in s or ";" in s:
-        s = _RE_MISSING_SPACE.sub(r"\1 ", s)
+    if s.count(",") != s.count(", ") or s.count(";") != s.count("; "):
+        s = _RE_MISSING_SPACE.sub(r"\1 ", s)  # some "," or ";" is not followed by a space
     if "." in s:
         s = _RE_MISSING_SPACE_AFTER_STOP.sub(". ", s)
     return s

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from papersift.summarize.text import fold, holds
+
 # A parenthetical that stands apart; "(G)I-DLE" is part of a name and stays.
 _RE_PAREN = re.compile(r"\s*\((?:[^()]|\([^()]*\))*\)(?=[\s,.;:!?]|$)")
 _RE_USELESS_PAREN = re.compile(
@@ -62,6 +64,20 @@ _RE_SECTION_LABEL = re.compile(
 
 
 _RE_SPACE_BEFORE_STOP = re.compile(r"\s+([,.;:])")
+# Whether _RE_SPACE_BEFORE_STOP has anything to take: it opens with the stop (what comes
+# before it checked by a lookbehind), so it is tried at the few stops, not at every space.
+_RE_STOP_AFTER_SPACE = re.compile(r"[,.;:](?<=\s[,.;:])")
+
+
+# What a match of _RE_USELESS_PAREN holds, lower-cased: its opening words, "et al", or a year.
+_USELESS_PAREN_NEEDS = ("(e.g.", "(i.e.", "(see", "(cf.", "(including", "(such as", "(resp",
+                        " et al", "19", "20")
+
+
+def _may_be_useless_paren(sentence: str) -> bool:
+    """False when _RE_USELESS_PAREN cannot match (re.I: asked of the folded sentence)."""
+    folded = fold(sentence)
+    return folded is None or holds(folded, _USELESS_PAREN_NEEDS)
 
 
 def tidy(sentence: str) -> str:
@@ -71,9 +87,11 @@ def tidy(sentence: str) -> str:
     # Each pattern needs its bracket: most sentences have none to look for.
     if "[" in sentence:
         sentence = _RE_BRACKET_REF.sub("", sentence)
-    if "(" in sentence:
+    if "(" in sentence and _may_be_useless_paren(sentence):
         sentence = _RE_USELESS_PAREN.sub("", sentence)
-    return _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence).strip()
+    if _RE_STOP_AFTER_SPACE.search(sentence):
+        sentence = _RE_SPACE_BEFORE_STOP.sub(r"\1", sentence)
+    return sentence.strip()
 
 
 # Drafts of one blurb cut the same sentences to the same lengths: the cuts are kept.

@@ -11,6 +11,7 @@ import re
 
 from papersift.summarize.person import plural_base, third_singular
 from papersift.summarize.style import HYPE_PIECES, PAPER_NOUN, RE_NOT_PRAISE, SOTA
+from papersift.summarize.text import Caseless, fold, holds
 
 # ----------------------------------------------------------------- articles
 _RE_VOWEL_SOUND = re.compile(r"(?:[aeio]|u(?!ni|se|su|ti|ri|ro|ku|bi)|hour|honest|heir|8|11\b|18\b)", re.I)
@@ -29,27 +30,35 @@ def article_for(word: str) -> str:
     return "an" if _RE_VOWEL_SOUND.match(word) else "a"
 
 
+_RE_DROPPED_JOINT = re.compile(r"\x00,? and |,? and \x00(?= )")
+_RE_ARTICLE_BEFORE_DROP = re.compile(r"\b([Aa]n?) \x00\s*([\w“\"'(\-]+)")
+_RE_DROP_MARK = re.compile(r" ?\x00 ?")
+_RE_SPACES = re.compile(r"  +")
+
+
+def _article_before_drop(match: re.Match[str]) -> str:
+    first, following = match.group(1), match.group(2)
+    chosen = article_for(following)
+    if first[0].isupper():
+        chosen = chosen.capitalize()
+    return f"{chosen} {following}"
+
+
 def _drop_word(text: str, pattern: re.Pattern[str]) -> str:
     """Remove every match, with its space, mending 'a'/'an' before it and 'and' beside it."""
-    def drop(match: re.Match[str]) -> str:
-        return "\x00"
-
-    marked = pattern.sub(drop, text)
-    # "novel and efficient" / "simple and novel": the pair loses its joint.
-    marked = re.sub(r"\x00,? and |,? and \x00(?= )", "\x00", marked)
-    marked = re.sub(r"\x00, ", "\x00", marked)
-
-    def article(match: re.Match[str]) -> str:
-        first, following = match.group(1), match.group(2)
-        chosen = article_for(following)
-        if first[0].isupper():
-            chosen = chosen.capitalize()
-        return f"{chosen} {following}"
-
-    marked = re.sub(r"\b([Aa]n?) \x00\s*([\w“\"'(\-]+)", article, marked)
+    marked = pattern.sub("\x00", text)
+    # "novel and efficient" / "simple and novel": the pair loses its joint. (Each pattern
+    # below is tried only on a text with the words it needs.)
+    if " and " in marked:
+        marked = _RE_DROPPED_JOINT.sub("\x00", marked)
+    marked = marked.replace("\x00, ", "\x00")
+    if "a \x00" in marked or "n \x00" in marked or "A \x00" in marked:
+        marked = _RE_ARTICLE_BEFORE_DROP.sub(_article_before_drop, marked)
     opens = marked.startswith("\x00")
-    marked = re.sub(r" ?\x00 ?", " ", marked)
-    marked = re.sub(r"  +", " ", marked).replace(" ,", ",").strip()
+    marked = _RE_DROP_MARK.sub(" ", marked)
+    if "  " in marked:
+        marked = _RE_SPACES.sub(" ", marked)
+    marked = marked.replace(" ,", ",").strip()
     return marked[:1].upper() + marked[1:] if opens else marked
 
 
@@ -136,7 +145,7 @@ _HYPE_TRIGGERS = (*HYPE_PIECES, "excellent")
 def neutralize_hype(text: str) -> str:
     """The text with its praise words dropped or made plain; facts and numbers stay."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in _HYPE_TRIGGERS):
+    if not holds(lowered, _HYPE_TRIGGERS):
         return text
     spared = [(m.start(), m.end()) for m in RE_NOT_PRAISE.finditer(text)]
     if spared:  # "superior temporal gyrus" is anatomy: leave such a text's 'superior' alone
@@ -151,22 +160,60 @@ _RE_NEW_SOTA = re.compile(
     rf"from)\b)[a-z])", re.I)
 
 
+# Each rule below with the pieces of its words in lower case: a rule whose pieces the text
+# lacks cannot match (the patterns are re.IGNORECASE, and a text fold() keeps has no letter
+# that matches an ASCII one under it but is not that one lower-cased). Most texts here hold
+# one hype word: the other rules are not tried.
+_SOTA_PIECES = ("state", "sota")
+_PRAISE_PIECES = ("remarkab", "impressive", "exceptional", "outstanding", "extraordinary",
+                  "unprecedented", "excellent", "phenomenal", "spectacular", "stunning")
+_DROPPED_PRAISE_PIECES = ("remarkab", "impressive", "exceptional", "outstanding",
+                          "extraordinar", "unprecedented", "groundbreaking", "ground-breaking",
+                          "revolutionary", "game-changing", "unparalleled", "unmatched",
+                          "unrival", "pioneering", "first-of-its-kind", "paradigm-shifting",
+                          "astonishing", "stunning", "spectacular", "phenomenal")
+_NEW_WORD_PIECES = ("novel", "innovative")
+
+
+def _has(folded: str | None, pieces: tuple[str, ...]) -> bool:
+    """Whether the folded text holds one of the pieces (always, for a text fold() gives up on)."""
+    return folded is None or holds(folded, pieces)
+
+
 def _neutralize(text: str, keep_superior: bool) -> str:
-    text = _RE_SOTA_WITH_NOUN.sub(_sota_with_noun, text)
-    text = _RE_NEW_SOTA.sub("new ", text)
-    text = _RE_SOTA_CLAIM.sub(_sota_claim, text)
-    text = _RE_SOTA_NOUN.sub(_sota_noun, text)
-    if not keep_superior:
+    folded = fold(text)
+    if _has(folded, _SOTA_PIECES):
+        before = text
+        text = _RE_SOTA_WITH_NOUN.sub(_sota_with_noun, text)
+        text = _RE_NEW_SOTA.sub("new ", text)
+        text = _RE_SOTA_CLAIM.sub(_sota_claim, text)
+        text = _RE_SOTA_NOUN.sub(_sota_noun, text)
+        if text is not before and folded is not None:
+            folded = text.lower()  # the replacements are ASCII: the text stays foldable
+    if not keep_superior and _has(folded, ("superior",)):
         text = _RE_SUPERIOR_TO.sub(lambda m: _keep_case(m.group(0), "better than"), text)
         text = _RE_SUPERIORITY.sub(_superiority, text)
         text = _RE_SUPERIOR.sub(lambda m: _keep_case(m.group(0), "better"), text)
-    text = _RE_PRAISE_BEFORE_NOUN.sub(_praise_before_noun, text)
-    text = _RE_BREAKTHROUGH.sub(lambda m: _keep_case(m.group(0), "advance" + m.group(1)), text)
-    text = _RE_REVOLUTIONIZE.sub(
-        lambda m: _keep_case(m.group(0), _REVOLUTION_TO_CHANGE[m.group(1).lower()]), text)
-    text = _RE_CUTTING_EDGE.sub(lambda m: _keep_case(m.group(0), "recent"), text)
-    if _RE_DROPPED_PRAISE.search(text):
+        if folded is not None:
+            folded = text.lower()
+    if _has(folded, _PRAISE_PIECES):
+        text = _RE_PRAISE_BEFORE_NOUN.sub(_praise_before_noun, text)
+    if _has(folded, ("breakthrough",)):
+        text = _RE_BREAKTHROUGH.sub(lambda m: _keep_case(m.group(0), "advance" + m.group(1)),
+                                    text)
+    if _has(folded, ("revolution",)):
+        text = _RE_REVOLUTIONIZE.sub(
+            lambda m: _keep_case(m.group(0), _REVOLUTION_TO_CHANGE[m.group(1).lower()]), text)
+    if _has(folded, ("cutting-edge",)):
+        text = _RE_CUTTING_EDGE.sub(lambda m: _keep_case(m.group(0), "recent"), text)
+    if folded is not None:
+        folded = text.lower()
+    if _has(folded, _DROPPED_PRAISE_PIECES) and _RE_DROPPED_PRAISE.search(text):
         text = _drop_word(text, _RE_DROPPED_PRAISE)
+        if folded is not None:
+            folded = text.lower()
+    if not _has(folded, _NEW_WORD_PIECES):
+        return text
     if _RE_A_NEW_WORD.search(text):
         # "a novel method" is just "a method": what a paper proposes is new by definition.
         text = _drop_word(text, _RE_A_NEW_WORD)
@@ -186,7 +233,10 @@ _RE_SELF_ADJUNCT = re.compile(
     rf",?\s*\b(?:in|of|from|by|throughout|within|for|through)\s+{_SELF}\b(?:\s*,)?", re.I)
 _RE_SELF_OPENER = re.compile(rf"^(?:In|Through|Within|Throughout|With)\s+{_SELF}\s*,?\s*", re.I)
 _RE_SELF_ANY = re.compile(rf"\b{_SELF}\b", re.I)
+_RE_REPORT_FRAME = re.compile(r"(?:reports?|notes?|states?|writes?) that ")
 _RE_HEREIN = re.compile(r",?\s*\bherein\b,?|\bhereby\s+", re.I)
+# Whether either is in a sentence, asked without re.I of the folded sentence (text.Caseless).
+_SELF_OR_HEREIN = Caseless(rf"\b{_SELF}\b|\bherein\b|\bhereby\s")
 _NOT_VERBS = frozenset(["is", "was", "has", "had", "does", "seems", "appears", "remains", "can",
                         "could", "will", "would", "may", "might", "must", "should", "aims"])
 
@@ -223,12 +273,14 @@ def rewrite_self_reference(sentence: str, subject: str, singular: bool) -> str:
     method proposed'; what is left -> 'the study'. `subject` names the authors as this
     sentence should ('Zhang et al.' in a lead, 'They' later)."""
     lowered = sentence.lower()
-    if not any(piece in lowered for piece in ("this ", "present ", "current ", "here")) or (
-            not _RE_SELF_ANY.search(sentence) and not _RE_HEREIN.search(sentence)):
+    if not holds(lowered, ("this ", "present ", "current ", "here")) or (
+            not _SELF_OR_HEREIN.search(sentence, fold(sentence))):
         return sentence
     original = sentence
     sentence = _RE_HEREIN.sub("", sentence)
-    frame = re.match(rf"^{re.escape(subject)} (?:reports?|notes?|states?|writes?) that ", sentence)
+    # (The subject said as it is, then the frame: no pattern compiled for each subject.)
+    frame = (_RE_REPORT_FRAME.match(sentence, len(subject) + 1)
+             if sentence.startswith(subject + " ") else None)
     body = sentence[frame.end():] if frame else sentence
     rewritten = _authors_do(body, subject, singular)
     if rewritten is None and frame is None:
@@ -315,13 +367,22 @@ def _relative(match: re.Match[str]) -> str:
     return f"{match.group('pronoun')} {third_singular(base)}"
 
 
-_RE_POINTER = re.compile(rf"\b{_POINTER}\b")
+# The pointers as every rule of repair_loose_ends has them, after a space.
+_POINTERS = (" this ", " these ", " those ", " such ", " that ", " the above", " the aforementioned ")
+# What every rule of repair_loose_ends needs: a verb of fixing (a stem of one of the
+# patterns' verbs, or of their participles), its ending, a space and a pointer. A sentence
+# without it is left as it is, without trying the rules one by one.
+_RE_FIX_GATE = re.compile(
+    r"(?:address|tackl|fill|bridg|clos|solv|overcom|mitigat|resolv|alleviat|handl|remed|fix|"
+    r"narrow|meet|challeng|counter|circumvent|avoid|sidestep|break|improve on|go beyond|"
+    r"move beyond|depart from|follow|accomplish|achieve|serve|fulfil|realiz|realis|pursue|"
+    r"reach)\w* (?:this|these|those|such|that|the above|the aforementioned)")
 
 
 def repair_loose_ends(sentence: str, subject: str, singular: bool) -> str:
     """'SUBJECT address this gap by introducing X' -> 'SUBJECT introduce X'; '… to tackle these
     issues.' at a clause's end -> dropped: what the gap or the issues are is not in the blurb."""
-    if not _RE_POINTER.search(sentence):
+    if not holds(sentence, _POINTERS) or not _RE_FIX_GATE.search(sentence):
         return sentence
     match = _RE_FIX_BY.match(sentence)
     if match and match.group("subject") == subject and match.group("gerund") in _GERUND_BASE:

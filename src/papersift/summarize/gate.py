@@ -16,8 +16,11 @@ BLURB_MIN_WORDS = 40
 BLURB_MAX_SENTENCES = 3
 
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉", "01234567890123456789")
-# The lookahead first: a pattern that opens with a lookbehind is tried at every position.
-_RE_NUMBER = re.compile(r"(?=\d)(?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+# It opens with its first digit (what comes before that digit checked by a lookbehind after
+# it): a pattern that opens with a lookbehind or lookahead is tried at every position, one
+# that opens with a digit only where there is one (2x faster). It reads:
+# (?<![\d.,])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?
+_RE_NUMBER = re.compile(r"(\d(?<![\d.,]\d)(?:\d{0,2}(?:,\d{3})+|\d*))(?:\.(\d+))?")
 _RE_SCRIPT_DIGITS = re.compile(r"[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]+")
 _SPELLED = {
     "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -28,6 +31,10 @@ _SPELLED = {
     "second": "2", "third": "3", "fourth": "4", "fifth": "5", "once": "1", "percent": "100",
 }
 _RE_PIECE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][A-Za-z0-9\u00C0-\u024F'’.+]*")
+# _RE_PIECE's matches with their trailing dots, quotes and pluses dropped, as found: each ends
+# on its last letter or digit (what follows it cannot open a piece).
+_RE_TRIMMED_PIECE = re.compile(
+    r"[A-Za-z0-9\u00C0-\u024F](?:[A-Za-z0-9\u00C0-\u024F'’.+]*[A-Za-z0-9\u00C0-\u024F])?")
 _RE_NAME_LIKE = re.compile(r"[A-Z].*[A-Z]|[a-z][A-Z]|[A-Z].*\d|\d.*[A-Z]")
 # Generic abbreviations a reporter may use without the abstract spelling them out.
 _GENERIC_NAMES = frozenset(
@@ -79,14 +86,31 @@ def numbers_in(text: str) -> set[str]:
     if not text.isascii():  # superscript and subscript digits are not ASCII
         text = _RE_SCRIPT_DIGITS.sub(lambda m: " " + m.group(0).translate(_SUPERSCRIPTS) + " ",
                                      text)
-    return {_canonical_number(m.group(1), m.group(2)) for m in _RE_NUMBER.finditer(text)}
+    # Each number as written once: most repeat, and most are written canonically already.
+    return {_canonical_number(integer, decimal) for integer, decimal in set(_RE_NUMBER.findall(text))}
 
 
 def _pieces(text: str) -> list[str]:
     """Words split at hyphens and slashes, trailing dots dropped: 'GPT-4o-based' -> GPT, 4o, based."""
     # A piece opens with a letter or digit: only its end can lose dots, and it is never empty.
-    return [word.rstrip(".'’+") for word in
-            _RE_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))]
+    return _RE_TRIMMED_PIECE.findall(text.replace("-", " ").replace("/", " ").replace("_", " "))
+
+
+# Characters whose lower case is a piece character when they are not, or the other way round
+# (checked over all of Unicode, fold()'s exotic four aside): in a folded text without them the
+# pieces are the text's pieces lower-cased, at the same places.
+_RE_PIECE_CASE_CHANGE = re.compile(
+    "[\u0181\u0186\u0189\u018a\u018f\u0190\u0193\u0194\u0196\u0197\u019c\u019d"
+    "\u019f\u01a6\u01a9\u01ae\u01b1\u01b2\u01b7\u023a\u023e\u0244\u0245\u1e9e"
+    "\u212b\u2c7e\u2c7f]")
+
+
+def _lowered_pieces(text: str) -> set[str]:
+    """{p.lower() for p in _pieces(text)}, each piece lower-cased and stripped once."""
+    folded = fold(text)
+    if folded is not None and (folded.isascii() or not _RE_PIECE_CASE_CHANGE.search(text)):
+        return set(_pieces(folded))
+    return {p.lower() for p in _pieces(text)}
 
 
 def name_like(piece: str) -> bool:
@@ -101,10 +125,9 @@ def build_source(paper: dict[str, Any], naming: str = "",
     title = clean_latex(paper.get("title") or "")
     abstract = clean_latex(paper.get("abstract") or "")
     text = f"{title}\n{abstract}"
-    names = {p.lower() for p in _pieces(text)}
-    for author in paper.get("authors") or []:
-        names.update(p.lower() for p in _pieces(clean_latex(author)))
-    names.update(p.lower() for p in _pieces(naming))
+    # Pieces never hold a space: those of the parts joined are those of each part.
+    names = _lowered_pieces(" ".join([text, *(clean_latex(author)
+                                              for author in paper.get("authors") or []), naming]))
     numbers = numbers_in(text)
     folded = fold(text)  # the same words, lower-cased (text.fold)
     lowered_words = (set(_RE_WORD.findall(folded)) if folded is not None
@@ -136,22 +159,40 @@ def first_person(text: str) -> list[str]:
     return found
 
 
+# What first_person finds, lower-cased. Each match is a whole run of word characters, all
+# ASCII letters, with no letter beside it (a quotation taken out leaves a quotation mark
+# there): in a text's _RE_WORD words it is a word, or a part of one between hyphens.
+_FIRST_PERSON_WORDS = frozenset(
+    ["we", "our", "ours", "ourselves", "my", "myself", "us", "me", "i"])
+
+
+def _may_speak_first(words: set[str]) -> bool:
+    """False when first_person finds nothing in the text of these lower-cased _RE_WORD words."""
+    if not _FIRST_PERSON_WORDS.isdisjoint(words):
+        return True
+    for word in words:
+        if "-" in word and not _FIRST_PERSON_WORDS.isdisjoint(word.split("-")):
+            return True
+    return False
+
+
 def _check_text(label: str, text: str, source: GateSource) -> list[str]:
     reasons = []
     invented = sorted(numbers_in(text) - source.numbers, key=lambda n: (len(n), n))
     if invented:
         reasons.append(f"{label}: number not in the abstract: {', '.join(invented[:5])}")
     # (A piece all in lower case has no ASCII capital, which name_like needs: most pieces.)
+    # Most capitalised pieces are the abstract's own: the set is asked before the pattern.
     foreign = [p for p in dict.fromkeys(_pieces(text))
-               if not p.islower() and name_like(p) and not _known_name(p, source.names)]
+               if not p.islower() and not _known_name(p, source.names) and name_like(p)]
     if foreign:
         reasons.append(f"{label}: name not in the abstract: {', '.join(foreign[:5])}")
-    persons = first_person(text)
-    if persons:
-        reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
     folded = fold(text)  # the same words, lower-cased (text.fold)
     words = (set(_RE_WORD.findall(folded)) if folded is not None
              else {w.lower() for w in _RE_WORD.findall(text)})
+    persons = first_person(text) if _may_speak_first(words) else []
+    if persons:
+        reasons.append(f"{label}: first person: {', '.join(dict.fromkeys(persons))}")
     hype = sorted(words & _HYPE - source.words)
     if hype:
         reasons.append(f"{label}: hype word not in the abstract: {', '.join(hype)}")

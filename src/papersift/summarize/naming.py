@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from papersift.summarize.style import names_title
+from papersift.summarize.text import said_mid_sentence
 
 # Verbs of making something, then the article of what was made.
 _RE_SLOT = re.compile(
@@ -56,7 +57,7 @@ def _lower_title(text: str, abstract: str) -> str:
     """Title-case words in sentence case, unless the abstract writes them capitalised mid-sentence."""
     def lower(match: re.Match[str]) -> str:
         word = match.group(0)
-        if re.search(rf"(?<![.!?:] )(?<!^)\b{re.escape(word)}\b", abstract):
+        if said_mid_sentence(word, abstract):
             return word
         return word.lower()
 

@@ -106,6 +106,11 @@ _RE_CLAUSE_BEFORE_WE = re.compile(
     r"(?=(?:we|I)\s+[a-z]|this (?:paper|study|work|article) (?!is\b|was\b|has\b)[a-z]+s\b)")
 
 
+# What every match of _RE_CLAUSE_BEFORE_WE holds after its clause: it opens with the comma,
+# which the engine skips to (the clause pattern tries every comma from the start).
+_RE_COMMA_BEFORE_WE = re.compile(r",\s+(?:(?:we|I)\s+[a-z]|this (?:paper|study|work|article) )")
+
+
 # The writer retells each sentence of an abstract in many drafts (a lead, a later sentence, a
 # TL;DR, the salience features): the rewrites below are kept rather than redone.
 @lru_cache(maxsize=8192)
@@ -117,7 +122,8 @@ def strip_openers(sentence: str) -> str:
     for _ in range(4):
         stripped = _RE_ENUMERATOR.sub("", sentence, count=1)
         stripped = _RE_OPENER.sub("", stripped, count=1)
-        stripped = _RE_CLAUSE_BEFORE_WE.sub("", stripped, count=1)
+        if _RE_COMMA_BEFORE_WE.search(stripped):
+            stripped = _RE_CLAUSE_BEFORE_WE.sub("", stripped, count=1)
         if stripped == sentence:
             break
         sentence = _capitalise_if_sentence_start(stripped)

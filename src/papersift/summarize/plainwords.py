@@ -13,6 +13,7 @@ from functools import lru_cache
 
 from papersift.summarize.editor import article_for, edit_sentence
 from papersift.summarize.register import REGISTER_PIECES, fragment, release_promises
+from papersift.summarize.text import holds
 
 _EXPERIMENT_NOUNS = (r"experiments?|experimentation|evaluations?|analys[ie]s|ablations?|"
                      r"studies|tests?|testing|benchmarking|simulations?|results|comparisons?|"
@@ -86,9 +87,14 @@ def _at(match: re.Match[str], replacement: str) -> str:
     return replacement[:1].upper() + replacement[1:] if opens else replacement
 
 
+_RE_ARTICLE = re.compile(r"\b([Aa]n?) ([\w\-]+)")
+_RE_DOUBLE_JOINT = re.compile(r"\b(and|or) (and|or)\b")
+_RE_SPACES = re.compile(r"  +")
+
+
 def _mend_articles(text: str) -> str:
     """'a extensive' left behind by a drop -> 'an ...' mended to the next word's sound."""
-    return re.sub(r"\b([Aa]n?) ([\w\-]+)",
+    return _RE_ARTICLE.sub(
                   lambda m: _keep_case(m.group(1), article_for(m.group(2))) + " " + m.group(2)
                   if m.group(2)[:1].isalpha() else m.group(0), text)
 
@@ -151,18 +157,21 @@ _EDITS: tuple[tuple[tuple[str, ...], re.Pattern[str], str | Callable[[re.Match[s
 def plain_register(text: str) -> str:
     """The text with its abstract-register words dropped or made plain; facts stay."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in REGISTER_PIECES):
+    if not holds(lowered, REGISTER_PIECES):
         return text
     capital, original = text[:1].isupper(), text
     for pieces, pattern, replace in _EDITS:
-        if any(piece in lowered for piece in pieces):
+        if holds(lowered, pieces):
             text = pattern.sub(replace, text)
-    if any(piece in lowered for piece in _DROPPED_PIECES):
+    if holds(lowered, _DROPPED_PIECES):
         text = _RE_DROPPED.sub("", text)
     if text == original:
         return text
-    text = re.sub(r"\b(and|or) (and|or)\b", r"\1", text)  # "X and and Y" after a drop
-    text = re.sub(r"  +", " ", text).replace(" ,", ",")
+    if "and and" in text or "and or" in text or "or and" in text or "or or" in text:
+        text = _RE_DOUBLE_JOINT.sub(r"\1", text)  # "X and and Y" after a drop
+    if "  " in text:
+        text = _RE_SPACES.sub(" ", text)
+    text = text.replace(" ,", ",")
     text = _mend_articles(text)
     if capital and text[:1].islower():
         text = text[:1].upper() + text[1:]

@@ -10,7 +10,7 @@ from typing import Any
 from papersift.summarize import roles
 from papersift.summarize.compress import tidy
 from papersift.summarize.person import starts_with_subject, strip_openers, to_third_person
-from papersift.summarize.text import clean_latex, split_sentences
+from papersift.summarize.text import clean_latex, said_mid_sentence, split_sentences
 
 _COMMON_STARTS = frozenset(
     ["the", "this", "these", "those", "a", "an", "in", "on", "for", "to", "with", "by", "our", "such", "most", "many", "existing", "recent", "large", "current", "although", "while", "when", "it", "its", "there", "each", "all", "both", "one", "two", "however", "we", "as", "at", "from", "given", "despite", "unlike", "using", "since", "because", "if", "our", "however,", "experiments", "experimental", "results", "extensive", "empirical", "evaluations", "numerical", "theoretical", "finally", "moreover", "their", "they", "them", "these",
@@ -28,8 +28,7 @@ def _decapitalise(sentence: str, abstract: str) -> str:
     bare = first.strip(",;:")
     if not _RE_CAPITALISED.fullmatch(bare):
         return sentence  # an acronym, a name with capitals inside ("Text-to-Image")
-    if bare.lower() not in _COMMON_STARTS and re.search(
-            rf"(?<![.!?:] )(?<!^)\b{bare}\b", abstract):
+    if bare.lower() not in _COMMON_STARTS and said_mid_sentence(bare, abstract):
         return sentence  # capitalised where no sentence starts: a name
     return sentence[0].lower() + sentence[1:]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from papersift.summarize.person import strip_openers
@@ -255,7 +256,7 @@ def _shared_bigrams(text: str, folded: str | None, title_pairs: tuple[str, ...])
     None): words hold no space, so ' a b ' is in the words joined by spaces just where they
     hold a, b in a row; a title has a handful of bigrams, a sentence dozens."""
     joined = " " + " ".join((folded if folded is not None else text.lower()).split()) + " "
-    return sum(pair in joined for pair in title_pairs)
+    return sum(map(joined.__contains__, title_pairs))
 
 
 def feature_table(sentences: list[str], title: str) -> list[tuple[str, dict[str, float]]]:
@@ -271,10 +272,9 @@ def _feature_rows(sentences: list[str], title: str
     count = len(sentences)
     folds = [fold(text) for text in sentences]
     token_sets = [_content_tokens(text, folds[i]) for i, text in enumerate(sentences)]
-    document_frequency: dict[str, int] = {}
+    document_frequency: Counter[str] = Counter()
     for token_set in token_sets:
-        for token in token_set:
-            document_frequency[token] = document_frequency.get(token, 0) + 1
+        document_frequency.update(token_set)
     strongs = [bool(_RE_STRONG_CUE.search(text, folds[i])) for i, text in enumerate(sentences)]
     roles_ = [classify(text, index, count, strongs[index], folds[index])
               for index, text in enumerate(sentences)]
@@ -288,8 +288,9 @@ def _feature_rows(sentences: list[str], title: str
     rows = []
     for index, text in enumerate(sentences):
         token_set = token_sets[index]
-        centrality = (sum(document_frequency[t] - 1 for t in token_set) / max(1, len(token_set))
-                      / max(1, count - 1))
+        # (The same integer sum as over document_frequency[t] - 1.)
+        centrality = ((sum(map(document_frequency.__getitem__, token_set)) - len(token_set))
+                      / max(1, len(token_set)) / max(1, count - 1))
         n_words = len(text.split())
         has_number = bool(_RE_NUMBER.search(text))
         rows.append((roles_[index], _feature_values(
@@ -309,8 +310,9 @@ def analyse(sentences: list[str], title: str) -> list[Sentence]:
         analysed.append(Sentence(
             text=text, index=index, role=role, score=score, words=n_words,
             has_number=has_number,
-            has_result_number=bool(_RE_PERCENT.search(text)) or (
-                role == RESULT and bool(_RE_RESULT_NUMBER.search(text))),
+            # (Both patterns need a digit.)
+            has_result_number=has_number and (bool(_RE_PERCENT.search(text)) or (
+                role == RESULT and bool(_RE_RESULT_NUMBER.search(text)))),
         ))
     return analysed
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from papersift.summarize.register import fragments, register_words, release_promises
-from papersift.summarize.text import Caseless, clean_latex, fold, split_sentences
+from papersift.summarize.text import Caseless, clean_latex, fold, holds, split_sentences
 
 HYPE, SELF_REFERENCE, DANGLING, TITLE_NAME = "hype", "self_reference", "dangling", "title_name"
 REGISTER, RELEASE, FRAGMENT, SENTENCES = "register", "release", "fragment", "sentences"
@@ -54,9 +54,9 @@ PAPER_NOUN = (
     r"paper|work|study|article|letter|manuscript|thesis|dissertation|note|survey|"
     r"position paper|short paper|chapter|report|contribution|review|tutorial|research|effort"
 )
-_RE_SELF = re.compile(
+_RE_SELF = Caseless(
     rf"\b(?:this|the present|the current|our)\s+(?:[a-z]+\s+)?(?:{PAPER_NOUN})\b(?! (?:of|on)\b)|"
-    r"\bherein\b|\bhereby\b", re.I)
+    r"\bherein\b|\bhereby\b")
 # "this line of work", "this body of research": other people's work.
 _RE_NOT_SELF = re.compile(r"\bthis (?:line|body|kind|type|area|strand) of\b", re.I)
 
@@ -76,6 +76,9 @@ _RE_EXPLETIVE_IT = re.compile(
 _RE_ANAPHORIC_ANYWHERE = Caseless(
     rf"\b(?:{_DEMONSTRATIVE}|the aforementioned|the above(?:-mentioned)?|the said)\s+"
     r"((?:[a-z][\w\-]*\s+){0,2}[a-z][\w\-]*)")
+# What every match of _RE_ANAPHORIC_ANYWHERE holds, lower-cased.
+_ANAPHORIC_NEEDS = ("this", "these", "those", "such", "the aforementioned", "the above",
+                    "the said")
 # After a demonstrative: not a noun phrase (the demonstrative is a pronoun, or an idiom).
 _NOT_NOUN = frozenset(
     ["is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may",
@@ -130,7 +133,7 @@ HYPE_PIECES = ("novel", "ground", "revolution", "unprecedent", "remarkab", "supe
 def hype_words(text: str) -> list[str]:
     """The hype in a text: praise words and 'state-of-the-art' as a boast."""
     lowered = text.lower()
-    if not any(piece in lowered for piece in HYPE_PIECES):
+    if not holds(lowered, HYPE_PIECES):
         return []
     spared = {m.start() for m in RE_NOT_PRAISE.finditer(text)}
     folded = fold(text)
@@ -142,17 +145,19 @@ def hype_words(text: str) -> list[str]:
 
 def self_references(text: str) -> list[str]:
     """Where a text speaks of itself or its paper ('this paper', 'in this study', 'herein')."""
-    lowered = text.lower()
-    if not any(piece in lowered for piece in ("this ", "present ", "current ", "our ", "here")):
+    folded = fold(text)
+    lowered = folded if folded is not None else text.lower()
+    if not holds(lowered, ("this ", "present ", "current ", "our ", "here")):
         return []
-    return [m.group(0) for m in _RE_SELF.finditer(text)
+    return [text[m.start():m.end()] for m in _RE_SELF.finditer(text, folded)
             if not _RE_NOT_SELF.match(text, m.start())]
 
 
 def _content_start(sentence: str, first: bool) -> str:
     """The words a reader meets first: after 'Zhang et al. report that' in a lead."""
     if first:
-        match = _RE_LEAD_REPORT.match(sentence)
+        # (The pattern ends in " that": a lead without it is not searched.)
+        match = _RE_LEAD_REPORT.match(sentence) if " that" in sentence else None
         if match and len(match.group(0).split()) <= 10:
             return sentence[match.end():]
         return ""  # the lead opens with the authors themselves
@@ -199,7 +204,11 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
         opener = dangling_opener(sentence, number == 0, sentences[number - 1] if number else "")
         if opener:
             found.append(opener)
-        for match in _RE_ANAPHORIC_ANYWHERE.finditer(sentence, fold(sentence)):
+        folded = fold(sentence)
+        # Without a demonstrative there is no reference to look for.
+        matches = (_RE_ANAPHORIC_ANYWHERE.finditer(sentence, folded)
+                   if folded is None or holds(folded, _ANAPHORIC_NEEDS) else ())
+        for match in matches:
             phrase = sentence[match.start(1):match.end(1)]
             said = sentence[match.start():match.end()]
             head = phrase.split()[0].lower()
@@ -211,9 +220,12 @@ def dangling_references(blurb: str, sentences: list[str] | None = None) -> list[
             if not words:
                 continue
             before = set(_RE_REFERENCE_WORD.findall((given + " " + sentence[:match.start()]).lower()))
-            # (A word said before as it is needs no search for its other forms.)
-            if any(w in before for w in words) or any(
-                    _same_word(w, b) for w in words for b in before):
+            # (A word said before as it is needs no search for its other forms; other forms
+            # share their first four letters, so only words that do are compared.)
+            if any(w in before for w in words):
+                continue
+            heads = {w[:4] for w in words if len(w) >= 4}
+            if any(_same_word(w, b) for b in before if b[:4] in heads for w in words):
                 continue
             if number > 0 and words[0] in _GENERIC_REFERENTS:
                 continue  # "in this way", "at this stage": the sentence before is the referent

@@ -8,7 +8,7 @@ from functools import lru_cache
 
 from papersift.latex import clean_latex
 
-__all__ = ["Caseless", "clean_latex", "fold", "split_sentences", "tokens", "words"]
+__all__ = ["Caseless", "clean_latex", "fold", "holds", "split_sentences", "tokens", "words"]
 
 
 # ------------------------------------------------------------------ caseless search
@@ -17,6 +17,32 @@ __all__ = ["Caseless", "clean_latex", "fold", "split_sentences", "tokens", "word
 # and whether it is a word, space or digit character, when lower-cased (checked over all of
 # Unicode when this was written).
 _CASE_EXOTIC = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def holds(text: str, pieces: tuple[str, ...]) -> bool:
+    """any(piece in text for piece in pieces), without a generator: the writer asks this of
+    every sentence, for a dozen tuples of pieces."""
+    for piece in pieces:  # noqa: SIM110 (a loop: no generator a call)
+        if piece in text:
+            return True
+    return False
+
+
+def said_mid_sentence(word: str, text: str) -> bool:
+    """Whether `word` (a word opening and ending with a letter) is in the text as a word of its
+    own where no sentence starts: what re.search(rf"(?<![.!?:] )(?<!^)\\b{word}\\b", text)
+    finds, without a pattern compiled for each word (re's word characters are str.isalnum's
+    and "_")."""
+    end = len(word)
+    at = text.find(word, 1)
+    while at > 0:
+        before, after = text[at - 1], text[at + end:at + end + 1]
+        if not (before.isalnum() or before == "_") and not (
+                before == " " and at >= 2 and text[at - 2] in ".!?:") and not (
+                after.isalnum() or after == "_"):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def fold(text: str) -> str | None:
@@ -117,9 +143,9 @@ def _split(text: str) -> list[str]:
         end = match.end(2)
         if match.group(1) == ".":
             before = text[start:match.start(1)]
-            following = text[match.end():match.end() + 12]
+            et_al = before.endswith(("et al", "et. al"))
             if before.endswith(".") or (
-                    before.endswith(("et al", "et. al")) and _RE_STARTER.match(following)):
+                    et_al and _RE_STARTER.match(text[match.end():match.end() + 12])):
                 # "et al.. A new", "by Smith et al. The results": the abbreviation ends a sentence.
                 sentence = text[start:end].strip()
                 if sentence:
@@ -134,7 +160,7 @@ def _split(text: str) -> list[str]:
             # "No. 5" abbreviates; "... says no. It" ends a sentence.
             if abbreviation and not (lowered == "no" and not text[match.end()].isdigit()):
                 continue
-            if before.endswith("et al") or before.endswith("et. al"):
+            if et_al:
                 continue
             # Initials ("J. Smith", "A. B. Jones") and dotted acronyms ("U.S.").
             if len(token) == 1 and token.isupper():
@@ -164,6 +190,8 @@ def _last_token(before: str) -> str:
         return match.group(1) if match else ""
     # str.split's whitespace is the pattern's \s: its one match starts at the last space.
     word = before.rsplit(None, 1)[-1].lstrip(_OPENERS)
+    if word.isalnum():
+        return word  # most words: no opener in them (none is a letter or digit)
     return word if word and not any(opener in word for opener in _OPENERS) else ""
 
 
