@@ -352,7 +352,8 @@ def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
         snippet = snippet_html = ""
         title_html = html.escape(title)
     else:
-        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS)
+        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS,
+                                                    spaced=True)  # readable: one-spaced
         title_html = highlighter.mark(title)
     return SearchHit(
         paper_id=row["id"], title=title, title_html=title_html, snippet=snippet,
