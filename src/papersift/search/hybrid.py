@@ -55,22 +55,25 @@ def score_fusion(keyword: Mapping[int, float], semantic: Mapping[int, float],
     Plain floats: for the ~200 candidates of a query the same arithmetic as numpy's, without
     building its arrays (which cost more than the sums).
     """
-    ids = set(keyword).union(semantic) if candidates is None else set(candidates)
+    ids = sorted(set(keyword).union(semantic) if candidates is None else set(candidates))
     if not ids:
         return []
-    kw = {pk: keyword.get(pk, 0.0) for pk in ids}
-    top_kw = max((v for v in kw.values() if v > 0), default=0.0)
-    cosines = [semantic[pk] for pk in ids if pk in semantic]
+    kw = [keyword.get(pk, 0.0) for pk in ids]
+    top_kw = max(kw)  # the largest positive bm25, if any is
+    sem = [semantic.get(pk) for pk in ids]
+    cosines = [c for c in sem if c is not None]
     low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
     span = high - low
     other = 1.0 - keyword_weight
-    fused = {}
-    for pk in ids:
-        kw_part = max(kw[pk] / top_kw, 0.0) if top_kw > 0 else 0.0
-        cosine = semantic.get(pk)
-        sem_part = 0.0 if cosine is None else (cosine - low) / span if span > 0 else 1.0
-        fused[pk] = keyword_weight * kw_part + other * sem_part
-    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))
+    kw_part = [v / top_kw if v > 0 else 0.0 for v in kw] if top_kw > 0 else [0.0] * len(kw)
+    if span > 0:
+        sem_part = [0.0 if c is None else (c - low) / span for c in sem]
+    else:
+        sem_part = [0.0 if c is None else 1.0 for c in sem]
+    fused = [keyword_weight * k + other * c for k, c in zip(kw_part, sem_part, strict=True)]
+    # Best first; a stable sort keeps equal scores in pk order.
+    order = sorted(range(len(ids)), key=fused.__getitem__, reverse=True)
+    return [(ids[i], fused[i]) for i in order]
 
 
 def feedback_vector(query: np.ndarray, vectors: np.ndarray, fused: Sequence[float],
