@@ -135,7 +135,7 @@ def clean_latex(text: str) -> str:
     """
     if not text:
         return ""
-    s = text.replace("\r", "")
+    s = text.replace("\r", "") if "\r" in text else text
     if "\\" in s or "$" in s or "{" in s:
         # Some abstracts escape their math delimiters: "\$n\$" is math, a lone "\$5" is money.
         s = _RE_ESCAPED_MATH.sub(r"$\1$", s)
@@ -174,11 +174,15 @@ def clean_latex(text: str) -> str:
     # Each step below needs its character: a name or a plain title skips most of them.
     if "~" in s:
         s = _RE_TILDE_TIE.sub(" ", s)
-    if "-" in s:
+    if "--" in s:
         s = s.replace("---", "—").replace("--", "–")
-    if "`" in s or "'" in s:
+    if "``" in s or "''" in s:
         s = s.replace("``", "“").replace("''", "”")
-    s = " ".join(s.split())  # str.split's whitespace is the regex's \s: one space between words
+    if "\n" in s:  # hard-wrapped lines
+        s = s.replace("\n", " ")
+    if "  " in s or not s.isprintable() or s[:1] == " " or s[-1:] == " ":
+        # (printable: no whitespace but the ASCII space)
+        s = " ".join(s.split())  # str.split's whitespace is the regex's \s: one space between words
     # From here every space is single and between two words, so the patterns' spaces are
     # one space each, and str.replace (a C scan) does what a pattern opening with a class
     # does by trying every character: no space before , . ; : ! ? ) ] and none after ( [
