@@ -86,45 +86,56 @@ def fold(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def _word_start(pieces: list[str], i: int) -> int:
-    """Where word i begins in " ".join(pieces)."""
-    return len(" ".join(pieces[:i])) + 1 if i else 0
-
-
 class Highlighter:
     """Marks the words of a text that match the query's index terms.
 
     The terms are porter stems, which are prefixes of the words they come from except where the
     stemmer turned a final y into i ("entropy" -> "entropi"); matching by prefix covers both, and
     a rare extra mark ("gener" in "generous") costs less than a stemmer that disagrees with SQLite's.
-    One compiled pattern does the matching, so a page of snippets costs about a millisecond.
+    The pattern of every stem's alternative defines the matches; ASCII text is searched stem
+    by stem (see _ascii_spans), words outside ASCII alternative by alternative, and the
+    whole pattern (a millisecond to compile for a long query) is compiled only when a stem
+    is outside ASCII.
     """
 
     def __init__(self, stems: Iterable[str]) -> None:
-        alternatives = []
+        self._alternatives: list[str] = []
         # The same rules for ASCII text without the regex (see _ascii_spans), in its order.
         self._rules: list[tuple[str, str]] | None = []
         for stem in sorted({fold(s) for s in stems if s}, key=len, reverse=True):
             if len(stem) <= 2:
-                alternatives.append(re.escape(stem) + r"(?!\w)")
+                self._alternatives.append(re.escape(stem) + r"(?!\w)")
                 rule = (stem, _WHOLE)
             elif stem.endswith("i"):
-                alternatives.append(re.escape(stem[:-1]) + r"[iy]\w*")
+                self._alternatives.append(re.escape(stem[:-1]) + r"[iy]\w*")
                 rule = (stem[:-1], _I_OR_Y)
             else:
-                alternatives.append(re.escape(stem) + r"\w*")
+                self._alternatives.append(re.escape(stem) + r"\w*")
                 rule = (stem, _PREFIX)
             if self._rules is not None:
                 if stem.isascii():
                     self._rules.append(rule)
                 else:  # it may match ASCII text under IGNORECASE ("ı" matches "i"): regex
                     self._rules = None
-        self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(alternatives) + ")",
-                                  re.IGNORECASE) if alternatives else None
+        self._pattern: re.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> re.Pattern[str] | None:
+        """The one pattern of every stem's alternative (None without stems), compiled when
+        first asked for."""
+        if self._pattern is None and self._alternatives:
+            self._pattern = re.compile(r"(?<!\w)(?:" + "|".join(self._alternatives) + ")",
+                                       re.IGNORECASE)
+        return self._pattern
+
+    def _matches_word(self, word: str) -> bool:
+        """Whether the pattern matches the whole of this (folded) word: whether one of its
+        alternatives does (fullmatch backtracks into the alternation)."""
+        return any(_alternative(a).fullmatch(word) for a in self._alternatives)
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each matching word, in order. A match is always a whole word."""
-        if self.pattern is None:
+        if not self._alternatives:
             return []
         if text.isascii():
             if self._rules is not None:
@@ -138,58 +149,74 @@ class Highlighter:
         if self._rules is not None:
             spans = [(start, end) for start, end in _ascii_spans(_ascii_copy(text), self._rules)
                      if text[start:end].isascii()]
+            spans += [span for span in _non_ascii_words(text)
+                      if self._matches_word(fold(text[span[0]:span[1]]))]
         else:
             spans = [m.span() for m in self.pattern.finditer(text)
                      if text[m.start():m.end()].isascii()]
-        spans += [span for span in _non_ascii_words(text)
-                  if self.pattern.fullmatch(fold(text[span[0]:span[1]]))]
+            spans += [span for span in _non_ascii_words(text)
+                      if self.pattern.fullmatch(fold(text[span[0]:span[1]]))]
         return sorted(spans)
 
     def mark(self, text: str, spans: list[tuple[int, int]] | None = None) -> str:
         """The text as safe HTML with matches marked (its first WINDOW_CHARS, then '…');
         `spans`: the matches, when the caller has already found them in this text."""
         text, cut = window(text)
-        out, last = [], 0
-        for start, end in self._spans(text) if spans is None else spans:
-            out.append(html.escape(text[last:start]))
-            out.append("<mark>" + html.escape(text[start:end]) + "</mark>")
-            last = end
-        out.append(html.escape(text[last:]))
-        return "".join(out) + ("…" if cut else "")
+        if spans is None:
+            spans = self._spans(text)
+        return _marked(text, spans) + ("…" if cut else "")
 
-    def snippet(self, text: str, words: int = 40) -> tuple[str, str]:
+    def snippet(self, text: str, words: int = 40, spaced: bool = False) -> tuple[str, str]:
         """(plain, html) of the `words`-word window with the most matches, with ellipses;
-        only the text's first WINDOW_CHARS are searched for it."""
+        only the text's first WINDOW_CHARS are searched for it. `spaced`: the text has one
+        space between words and none at either end (readable's), so need not be made so."""
         text, cut = window(text)
-        if self.pattern is None:
+        if not self._alternatives:
             return self._lead(text, words, cut)
-        collapsed = " ".join(text.split())  # whitespace collapsed: one space between words
+        # Whitespace collapsed: one space between words.
+        collapsed = text if spaced else " ".join(text.split())
         spans = self._spans(collapsed)  # found once: the window's marks are a slice of them
         if not spans:
             return self._lead(text, words, cut)
         text = collapsed
-        pieces = text.split(" ")
-        if len(pieces) <= words:
+        total = text.count(" ") + 1  # words
+        if total <= words:
             tail = "…" if cut else ""
-            return text + tail, self.mark(text, spans) + tail
+            return text + tail, _marked(text, spans) + tail
         # Word indices that hold a match (a match starts a word: its index is the number of
-        # spaces before it); the best window starts at one of them (or at 0).
-        marked = sorted({text.count(" ", 0, start) for start, _ in spans})
+        # spaces before it), each with the first match in it; the best window starts at one
+        # of them (or at 0).
+        marked: list[int] = []
+        starts: list[int] = []
+        index = previous = 0
+        for start, _ in spans:
+            index += text.count(" ", previous, start)
+            previous = start
+            if not marked or marked[-1] != index:
+                marked.append(index)
+                starts.append(start)
         best = bisect.bisect_left(marked, words)  # matches in the opening window
-        best_start = 0
+        best_at = -1  # which marked word opens the best window (-1: the text's first word)
         for i, first in enumerate(marked):
             count = bisect.bisect_left(marked, first + words, i) - i
             if count > best:
-                best, best_start = count, min(first, len(pieces) - words)
-        begin = _word_start(pieces, best_start)
-        stop = best_start + words
-        end = len(text) if stop >= len(pieces) else _word_start(pieces, stop)
+                best, best_at = count, i
+        if best_at < 0:
+            begin = 0
+        elif marked[best_at] <= total - words:  # the word of that match
+            begin = text.rfind(" ", 0, starts[best_at]) + 1
+        else:  # the last `words` words
+            begin = len(text.rsplit(" ", words)[0]) + 1
+        rest = text[begin:].split(" ", words)
+        end = len(text) if len(rest) <= words else len(text) - len(rest[-1])
         piece = text[begin:end].rstrip()
-        inside = [(a - begin, b - begin) for a, b in spans if a >= begin and b <= begin + len(piece)]
+        stop = begin + len(piece)
+        first_in = bisect.bisect_left(spans, (begin, -1))
+        inside = [(a - begin, b - begin) for a, b in spans[first_in:] if b <= stop]
         prefix = "…" if begin > 0 else ""
         suffix = "…" if end < len(text) or cut else ""
         return (prefix + piece + suffix,
-                html.escape(prefix) + self.mark(piece, inside) + html.escape(suffix))
+                html.escape(prefix) + _marked(piece, inside) + html.escape(suffix))
 
     @staticmethod
     def _lead(text: str, words: int, cut: bool = False) -> tuple[str, str]:
@@ -199,3 +226,49 @@ class Highlighter:
         clipped = len(tokens) > words or len(head) < len(text) or cut
         plain = " ".join(tokens[:words]) + ("…" if clipped else "")
         return plain, html.escape(plain)
+
+
+# Each alternative's own pattern (for words outside ASCII), shared by every query.
+_ALTERNATIVES: dict[str, re.Pattern[str]] = {}
+_ALTERNATIVES_MAX = 20_000
+
+
+def _alternative(source: str) -> re.Pattern[str]:
+    found = _ALTERNATIVES.get(source)
+    if found is None:
+        if len(_ALTERNATIVES) >= _ALTERNATIVES_MAX:
+            _ALTERNATIVES.clear()
+        found = _ALTERNATIVES[source] = re.compile(source, re.IGNORECASE)
+    return found
+
+
+_OPEN, _CLOSE = "\x01", "\x02"  # stand-ins for <mark> and </mark> while escaping
+
+
+def _marked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The text as safe HTML with these spans in <mark>: escaped in one go, the marks put in
+    as stand-ins first (when the text holds none of them)."""
+    if not spans:
+        return html.escape(text)
+    if not ("&" in text or "<" in text or ">" in text or '"' in text or "'" in text):
+        out, last = [], 0
+        for start, end in spans:
+            out += (text[last:start], "<mark>", text[start:end], "</mark>")
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+    if _OPEN not in text and _CLOSE not in text:
+        out, last = [], 0
+        for start, end in spans:
+            out += (text[last:start], _OPEN, text[start:end], _CLOSE)
+            last = end
+        out.append(text[last:])
+        return (html.escape("".join(out)).replace(_OPEN, "<mark>")
+                .replace(_CLOSE, "</mark>"))
+    out, last = [], 0
+    for start, end in spans:
+        out.append(html.escape(text[last:start]))
+        out.append("<mark>" + html.escape(text[start:end]) + "</mark>")
+        last = end
+    out.append(html.escape(text[last:]))
+    return "".join(out)

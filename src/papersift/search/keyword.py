@@ -65,8 +65,14 @@ class ParsedQuery:
 def clean_text(raw: str) -> str:
     """NFKC, control and format characters to spaces, whitespace collapsed."""
     text = unicodedata.normalize("NFKC", raw)
-    text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
-    return re.sub(r"\s+", " ", text).strip()
+    if text.isascii():  # its only C characters are the controls: one translate, not a loop
+        text = text.translate(_ASCII_CONTROLS)
+    else:
+        text = "".join(" " if unicodedata.category(ch)[0] == "C" else ch for ch in text)
+    return " ".join(text.split())  # \s runs to one space, stripped (str.split's \s is re's)
+
+
+_ASCII_CONTROLS = {code: " " for code in [*range(32), 127]}
 
 
 def parse_query(raw: str) -> ParsedQuery:
@@ -80,7 +86,8 @@ def parse_query(raw: str) -> ParsedQuery:
         text = text[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
         notes.append(f"the query was cut to its first {MAX_QUERY_CHARS} characters")
     filters = SearchFilters()
-    text = _FILTER.sub(lambda m: _take_filter(m, filters, notes), text)
+    if ":" in text:  # every filter has one
+        text = _FILTER.sub(lambda m: _take_filter(m, filters, notes), text)
     items = _items(text, notes)
     terms = [i for i in items if isinstance(i, Term)]
     written = any(isinstance(i, str) for i in items) or any(t.phrase or t.prefix for t in terms)
@@ -96,7 +103,7 @@ def parse_query(raw: str) -> ParsedQuery:
             kept.append(item)
         items = _fix_operators(kept, notes)
         notes.append(f"only the first {MAX_TERMS} words of the query were used for keywords")
-    free = re.sub(r"\s+", " ", text.replace('"', " ")).strip()
+    free = " ".join(text.replace('"', " ").split())
     free = " ".join(w for w in free.split(" ") if w not in _OPERATORS)
     return ParsedQuery(raw=raw, text=free, items=items, filters=filters, notes=notes)
 
@@ -165,7 +172,12 @@ def _items(text: str, notes: list[str]) -> list[Term | str]:
 
 def _words(text: str) -> list[str]:
     """Letters and digits only: FTS5's unicode61 tokenizer splits on everything else anyway."""
-    return [w for w in re.split(r"[^\w]+|_", text) if w]
+    if text.isalnum():  # no character that is not \w, and no _: the word itself
+        return [text]
+    return [w for w in _NOT_WORD.split(text) if w]
+
+
+_NOT_WORD = re.compile(r"[^\w]+|_")
 
 
 def _fix_operators(items: list[Term | str], notes: list[str]) -> list[Term | str]:

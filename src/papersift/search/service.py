@@ -17,8 +17,8 @@ from papersift.search.hybrid import (
     DEFAULT_FUSION,
     FusionParams,
     feedback_vector,
-    fused_scores,
     rrf,
+    score_fusion,
 )
 from papersift.search.keyword import (
     KeywordPlan,
@@ -225,49 +225,25 @@ def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best."""
     # The keyword candidates' vectors serve both rounds (read from the index once).
-    keyword = _Side.of(kw_all)
-    known = _Known(*index.vectors([pk for pk, _ in kw_ranked]))
-    kw_pks = np.fromiter((pk for pk, _ in kw_ranked), dtype=np.int64, count=len(kw_ranked))
-    fused = _fuse(known, query_vector, kw_pks, keyword, _Side.of(sem_ranked),
-                  fusion.keyword_weight)
-    if query_vector is None or not fusion.feedback_docs or not len(fused.ids):
-        return fused.result()
-    best = fused.order[:fusion.feedback_docs]
-    top_pks, top_scores = fused.ids[best], fused.scores[best]
-    unknown = [pk for pk in top_pks.tolist() if not known.has(pk)]
+    kw_pks = [pk for pk, _ in kw_ranked]
+    known = _Known(*index.vectors(kw_pks))
+    ranked, semantic = _fuse(known, query_vector, kw_pks, kw_all, dict(sem_ranked),
+                             fusion.keyword_weight)
+    if query_vector is None or not fusion.feedback_docs or not ranked:
+        return _result(ranked, kw_all, semantic)
+    top = ranked[:fusion.feedback_docs]
+    unknown = [pk for pk, _ in top if pk not in known.row]
     if unknown:
         known = known.plus(*index.vectors(unknown))
-    present = np.asarray([known.has(pk) for pk in top_pks.tolist()], dtype=bool)
-    if not present.any():
-        return fused.result()
-    moved = feedback_vector(query_vector, known.get(top_pks[present]),
-                            top_scores[present].tolist(), fusion.feedback_weight,
+    top = [(pk, score) for pk, score in top if pk in known.row]
+    if not top:
+        return _result(ranked, kw_all, semantic)
+    moved = feedback_vector(query_vector, known.get([pk for pk, _ in top]),
+                            [score for _, score in top], fusion.feedback_weight,
                             fusion.feedback_temperature)
-    return _fuse(known, moved, kw_pks, keyword, _Side.of(index.search(moved, pool)),
-                 fusion.keyword_weight).result()
-
-
-class _Side:
-    """One side's scores as sorted pks and their scores (lookups by searchsorted)."""
-
-    def __init__(self, pks: np.ndarray, scores: np.ndarray) -> None:
-        order = np.argsort(pks, kind="stable")
-        self.pks, self.scores = pks[order], scores[order]
-
-    @classmethod
-    def of(cls, items: dict[int, float] | list[tuple[int, float]]) -> _Side:
-        pairs = items.items() if isinstance(items, dict) else items
-        pks = np.fromiter((pk for pk, _ in pairs), dtype=np.int64, count=len(items))
-        scores = np.fromiter((s for _, s in pairs), dtype=np.float64, count=len(items))
-        return cls(pks, scores)
-
-    def lookup(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(found, scores) of these ids (0 where not found)."""
-        if not len(self.pks):
-            return np.zeros(len(ids), bool), np.zeros(len(ids))
-        at = np.minimum(np.searchsorted(self.pks, ids), len(self.pks) - 1)
-        found = self.pks[at] == ids
-        return found, np.where(found, self.scores[at], 0.0)
+    ranked, semantic = _fuse(known, moved, kw_pks, kw_all, dict(index.search(moved, pool)),
+                             fusion.keyword_weight)
+    return _result(ranked, kw_all, semantic)
 
 
 class _Known:
@@ -277,11 +253,8 @@ class _Known:
         self.row = {pk: i for i, pk in enumerate(pks)}
         self.vectors = vectors
 
-    def has(self, pk: int) -> bool:
-        return pk in self.row
-
-    def get(self, pks: np.ndarray) -> np.ndarray:
-        return self.vectors[[self.row[pk] for pk in pks.tolist()]]
+    def get(self, pks: list[int]) -> np.ndarray:
+        return self.vectors[[self.row[pk] for pk in pks]]
 
     def plus(self, pks: list[int], vectors: np.ndarray) -> _Known:
         new = [pk for pk in pks if pk not in self.row]
@@ -293,44 +266,30 @@ class _Known:
         return _Known([*self.row, *new], keep)
 
 
-@dataclass
-class _Fused:
-    ids: np.ndarray        # the candidates (sorted pks)
-    scores: np.ndarray     # fused score of each
-    order: np.ndarray      # indices, best first (ties by pk)
-    kw: np.ndarray         # bm25 (0: none)
-    has_kw: np.ndarray
-    sem: np.ndarray        # cosine
-    has_sem: np.ndarray
-
-    def result(self) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
-        ids = self.ids.tolist()
-        ranked = list(zip(self.ids[self.order].tolist(), self.scores[self.order].tolist(),
-                          strict=True))
-        kw = {pk: s for pk, s, h in zip(ids, self.kw.tolist(), self.has_kw.tolist(), strict=True)
-              if h}
-        sem = {pk: s for pk, s, h in zip(ids, self.sem.tolist(), self.has_sem.tolist(),
-                                         strict=True) if h}
-        return ranked, kw, sem
-
-
-def _fuse(known: _Known, query_vector: np.ndarray | None, kw_pks: np.ndarray, keyword: _Side,
-          semantic: _Side, keyword_weight: float) -> _Fused:
+def _fuse(known: _Known, query_vector: np.ndarray | None, kw_pks: list[int],
+          keyword: dict[int, float], semantic: dict[int, float], keyword_weight: float,
+          ) -> tuple[list[tuple[int, float]], dict[int, float]]:
     """Score fusion of the union of both sides' candidates (the keyword side's best `kw_pks`,
     every semantic one), each scored on both sides, so one side's silence is a measured 0,
     not a gap: a candidate the semantic side did not return gets its cosine from its vector
-    (`known`: the keyword candidates'), one the keyword side ranked past `kw_pks` its bm25."""
-    ids = np.union1d(kw_pks, semantic.pks)
-    has_kw, kw = keyword.lookup(ids)
-    has_sem, sem = semantic.lookup(ids)
+    (`known`: the keyword candidates'), one the keyword side ranked past `kw_pks` its bm25.
+    (the ranking, every candidate's cosine)."""
+    candidates = set(kw_pks).union(semantic)
     if query_vector is not None:
-        missing = [i for i, pk in enumerate(ids.tolist()) if not has_sem[i] and known.has(pk)]
+        missing = [pk for pk in candidates if pk not in semantic and pk in known.row]
         if missing:
-            sem[missing] = dot(known.get(ids[missing]), query_vector).astype(np.float64)
-            has_sem[missing] = True
-    scores = fused_scores(kw, sem, has_sem, keyword_weight)
-    order = np.lexsort((ids, -scores))
-    return _Fused(ids, scores, order, kw, has_kw, sem, has_sem)
+            # All known vectors in one product (~100 rows): each row's cosine is the same
+            # as alone, and taking the rows out would cost more than the product.
+            cosines = dot(known.vectors, query_vector).tolist()
+            semantic = {**semantic, **{pk: cosines[known.row[pk]] for pk in missing}}
+    return score_fusion(keyword, semantic, keyword_weight, candidates), semantic
+
+
+def _result(ranked: list[tuple[int, float]], keyword: dict[int, float],
+            semantic: dict[int, float],
+            ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """(the fused ranking, the bm25 and the cosine of each candidate that has one)."""
+    return ranked, {pk: keyword[pk] for pk, _ in ranked if pk in keyword}, semantic
 
 
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],
@@ -352,7 +311,8 @@ def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
         snippet = snippet_html = ""
         title_html = html.escape(title)
     else:
-        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS)
+        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS,
+                                                    spaced=True)  # readable: one-spaced
         title_html = highlighter.mark(title)
     return SearchHit(
         paper_id=row["id"], title=title, title_html=title_html, snippet=snippet,
