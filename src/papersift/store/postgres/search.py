@@ -212,14 +212,15 @@ class Search(search.Search):
         if not kept:
             return None
 
-        def statistics() -> tuple[list[float], float]:
+        def statistics(lists: object, after: int | None) -> tuple[list[float], float]:
             idfs, size = self._idf(kept)
             return ([w * max(1, int(t.weight)) for t, w in zip(kept, idfs, strict=True)],
                     self._average_length(size))
 
         return self._postings.rank(
-            tokens, statistics, weights, limit, first,
-            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit))
+            tokens, weights, limit, first,
+            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit),
+            statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
                      filters: SearchFilters | None, first: int, limit: int
