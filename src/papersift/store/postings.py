@@ -88,7 +88,7 @@ class IndexState:
 
 
 # The keyword_index columns an IndexState holds, and the duplicates' pks: the statements of
-# `state` and `_best_live`, and of PostgreSQL's ranking, which reads both in one round trip.
+# `state` and `_rank_state`, and of PostgreSQL's, which reads both in one round trip.
 STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
 DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
 

@@ -17,20 +17,6 @@ _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_e
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
 
 
-def _ranking_sql(db: Database) -> str:
-    """A paper as the ranker reads it: categories (the primary first) and author slugs in
-    order, and its live topic."""
-    categories = db.joined("c.category", "' '", "FROM paper_categories c"
-                           " WHERE c.paper_id = p.id", "c.position")
-    authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
-                        " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
-    return (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
-            f" {categories} AS categories, {authors} AS author_slugs,"
-            " pt.topic_id, t.section_id FROM papers p"
-            " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
-            " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL")
-
-
 def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"], "title": row["title"], "abstract": row["abstract"],
@@ -62,7 +48,17 @@ class Readers(Concern):
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
-        self._ranking = _ranking_sql(db)
+        # A paper as the ranker reads it: categories (the primary first) and author slugs in
+        # order, and its live topic.
+        categories = db.joined("c.category", "' '", "FROM paper_categories c"
+                               " WHERE c.paper_id = p.id", "c.position")
+        authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
+                            " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
+        self._ranking = (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+                         f" {categories} AS categories, {authors} AS author_slugs,"
+                         " pt.topic_id, t.section_id FROM papers p"
+                         " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
+                         " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL")
 
     # ------------------------------------------------------------- accounts
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:

@@ -50,9 +50,8 @@ class News(NamedTuple):
     last_seq: int
 
 
-def read_news(
-    conn: sqlite3.Connection, store: str, watermark: int, last_seq: int, limit: int | None = None
-) -> News:
+def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: int,
+              limit: int | None = None) -> News:
     """The changes and rows that bring an index at (watermark, last_seq) up to the papers of
     schema `store`, read from one snapshot (the caller holds one transaction).
 
@@ -185,9 +184,8 @@ def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connecti
         replies.close()
 
 
-def _index_until_finished(
-    db_path: Path, scratch: Path, commands: Connection, parent: int
-) -> tuple[int, int] | None:
+def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, parent: int
+                          ) -> tuple[int, int] | None:
     index = ScratchIndex(db_path, scratch)
     try:
         while True:

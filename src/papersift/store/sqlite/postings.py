@@ -170,26 +170,19 @@ class KeywordPostings(StoredPostings):
         among, params = self.db.any_of("pk", pks, "bigint")
         if replaced:
             self.db.execute(f"DELETE FROM keyword_tail WHERE {among}", params)
-        counts, lengths = self._tokenize([tuple(r) for r in self.db.rows(
-            f"SELECT pk, title, abstract, authors_text FROM papers WHERE {among}", params)])
-        self.db.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
-                            [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
-                             for (term, pk), c in counts.items()])
-        lengths.update({pk: 0 for pk in pks if pk not in lengths})
-        self.db.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
-                            " VALUES (?, ?)", sorted(lengths.items()))
-
-    def _tokenize(self, rows: list[tuple[Any, ...]]
-                  ) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
-        """Per (term, pk) the counts in each column, and each paper's length, as FTS5 indexes
-        them."""
+        rows = [tuple(r) for r in self.db.rows(
+            f"SELECT pk, title, abstract, authors_text FROM papers WHERE {among}", params)]
+        # Per (term, pk) its counts in each column, and each paper's length, as FTS5 indexes them.
         counts: dict[tuple[str, int], list[int]] = {}
-        lengths = {int(r[0]): 0 for r in rows}
+        lengths = dict.fromkeys(pks, 0)
         for pk, column, term in fts5_tokens(self.db, "tail_texts", _FIELDS, rows):
             counts.setdefault((term, pk), [0] * FIELDS)[_FIELDS.index(column)] += 1
             lengths[pk] += 1
-        return counts, lengths
-
+        self.db.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
+                            [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
+                             for (term, pk), c in counts.items()])
+        self.db.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
+                            " VALUES (?, ?)", sorted(lengths.items()))
 
 def _term_rows(build: int, names: Sequence[str], term_of: np.ndarray, entries: np.ndarray
                ) -> Iterator[tuple[int, str, bytes, bytes]]:
