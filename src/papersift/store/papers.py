@@ -51,9 +51,15 @@ class Papers(Concern):
         stored first may be left out)."""
         raise NotImplementedError
 
+    def _dumped(self) -> dict[str, str]:
+        """The queries of what the backend keeps beside DUMPED (its keyword index, indexes)."""
+        raise NotImplementedError
+
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table of this concern in a canonical order, for comparing two stores."""
-        raise NotImplementedError
+        with self.db.snapshot():
+            return {name: [tuple(r) for r in self.db.rows(sql)]
+                    for name, sql in {**DUMPED, **self._dumped()}.items()}
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:

@@ -91,6 +91,9 @@ class IndexState:
 # `state` and `_rank_state`, and of PostgreSQL's, which reads both in one round trip.
 STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
 DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
+# What a build reads first from its snapshot: (since, version, watermark) of Built.
+BUILT_AS_OF_SQL = ("SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
+                   " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index")
 
 TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
 _DELETE_ROWS = 20_000  # old build rows deleted per transaction
@@ -134,6 +137,12 @@ class StoredPostings(Concern):
         """The tail's postings of these papers (after deleting their old ones if `replaced`);
         a paper no longer stored gets length 0 (its built postings are ignored from then on)."""
         raise NotImplementedError
+
+    def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
+        """Write (build, term, pks, counts) rows of a build in one transaction."""
+        with self.db.transaction():
+            self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
+                                " VALUES (?, ?, ?, ?)", rows)
 
     def _unpack(self, counts: bytes) -> np.ndarray:
         """Stored counts as (n, 3) uint8: title, abstract, authors."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
+    BUILT_AS_OF_SQL,
     DUPLICATES_SQL,
     STATE_COLUMNS,
     Built,
@@ -55,9 +56,7 @@ class KeywordPostings(StoredPostings):
         reader = connect(self.db.location, readonly=True)
         try:
             with snapshot(reader):
-                since, version, watermark = reader.execute(
-                    "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
-                    " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
+                since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
                 lengths = np.zeros(watermark + 1, dtype=np.int64)
                 found = np.asarray(reader.execute(
                     f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
@@ -81,10 +80,7 @@ class KeywordPostings(StoredPostings):
                 " FROM papers p, unnest(p.fts) u WHERE p.pk <= %s GROUP BY u.lexeme",
                 (watermark,))
             while rows := cursor.fetchmany(_WRITE_ROWS):
-                with self.db.transaction():
-                    self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
-                                        " VALUES (?, ?, ?, ?)",
-                                        [(build, term, pks, counts) for term, pks, counts in rows])
+                self._insert([(build, term, pks, counts) for term, pks, counts in rows])
                 written += len(rows)
                 if on_progress is not None:
                     on_progress(written, max(total, written))

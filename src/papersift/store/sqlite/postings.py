@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from papersift.store.postings import (
+    BUILT_AS_OF_SQL,
     FIELDS,
     Built,
     Progress,
@@ -102,9 +103,7 @@ class KeywordPostings(StoredPostings):
             reader.execute("CREATE VIRTUAL TABLE temp.build_entries"
                            " USING fts5vocab(main, papers_fts, instance)")
             reader.execute("BEGIN")  # one snapshot: the terms, the entries, the watermark
-            since, version, watermark = reader.execute(
-                "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
-                " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
+            since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
             papers = averages(reader)[0]
             lengths, terms = self._write_postings(reader, build, watermark, on_progress)
             reader.execute("COMMIT")
@@ -155,13 +154,11 @@ class KeywordPostings(StoredPostings):
                              f" {total:,}; build again")
         return lengths, len(names)
 
-    def _insert(self, rows: list[tuple[int, str, bytes, bytes]]) -> None:
+    def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
         if not rows:
             return
         try:
-            with self.db.transaction():
-                self.db.executemany("INSERT INTO keyword_postings(build, term, pks, counts)"
-                                    " VALUES (?, ?, ?, ?)", rows)
+            super()._insert(rows)
         except sqlite3.IntegrityError:
             raise StoreError("another build of the keyword postings is running") from None
 
