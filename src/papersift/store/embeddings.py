@@ -106,8 +106,7 @@ class Embeddings(Concern):
     # -- for the nearest-neighbour index, which is keyed by papers.pk
     def embedding_state(self, model: str) -> dict[int, str]:
         """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
-        return dict(self.db.rows(
-            f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
+        return dict(self.db.rows(f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
 
     def embedding_vectors(self, model: str, pks: Sequence[int]) -> tuple[list[int], np.ndarray]:
         """(pks found, float32 matrix) for these papers.pk values, in the order asked."""

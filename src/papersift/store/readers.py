@@ -91,8 +91,7 @@ class Readers(Concern):
             self.db.execute("DELETE FROM collection_papers WHERE collection_id IN"
                             " (SELECT id FROM collections WHERE reader_id = ?)", (reader_id,))
             self.db.execute("DELETE FROM collections WHERE reader_id = ?", (reader_id,))
-            self.db.execute("UPDATE invitations SET used_by = NULL WHERE used_by = ?",
-                            (reader_id,))
+            self.db.execute("UPDATE invitations SET used_by = NULL WHERE used_by = ?", (reader_id,))
             return self.db.execute("DELETE FROM readers WHERE id = ?", (reader_id,)) > 0
 
     def set_password_hash(self, reader_id: int, password_hash: str) -> None:
@@ -116,10 +115,8 @@ class Readers(Concern):
         if row is None or reader is None:
             return None
         if (reader["last_seen_at"] or "")[:10] != now[:10]:  # one write a day is enough
-            self.db.execute("UPDATE readers SET last_seen_at = ? WHERE id = ?",
-                            (now, reader["id"]))
-        return {"reader": reader, "csrf_token": row["csrf_token"],
-                "expires_at": row["expires_at"]}
+            self.db.execute("UPDATE readers SET last_seen_at = ? WHERE id = ?", (now, reader["id"]))
+        return {"reader": reader, "csrf_token": row["csrf_token"], "expires_at": row["expires_at"]}
 
     def end_session(self, token_hash: str) -> None:
         self.db.execute("DELETE FROM reader_sessions WHERE token_hash = ?", (token_hash,))

@@ -233,8 +233,7 @@ class Topics(Concern):
 
     def cached_topic_label(self, input_hash: str) -> tuple[bool, str | None]:
         """(found, label) for an LLM naming input; a cached failure is (True, None)."""
-        row = self.db.one("SELECT label FROM topic_label_cache WHERE input_hash = ?",
-                          (input_hash,))
+        row = self.db.one("SELECT label FROM topic_label_cache WHERE input_hash = ?", (input_hash,))
         return (False, None) if row is None else (True, row["label"])
 
     def put_topic_label(self, input_hash: str, label: str | None, model: str,

@@ -16,8 +16,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from papersift.store.contracts import StoreError
 from papersift.store.sqlite.db import PAGE_SIZE, transaction
+from papersift.store.values import StoreError
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")

@@ -109,10 +109,10 @@ class Search(search.Search):
             " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))).fetchall()
         return {str(term): int(doc) for term, doc in rows}
 
-    def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
+    def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         match = author_expression(authors)
         return None if match is None else (
-            f"{alias}.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)", [match])
+            "p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)", [match])
 
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
