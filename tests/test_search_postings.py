@@ -17,10 +17,8 @@ from papersift.ingest.stage import Ingest
 from papersift.search.keyword import parse_query, plan_keywords
 from papersift.search.keywords_stage import Keywords
 from papersift.settings import Settings, load_settings
-from papersift.store import KeywordQuery, SearchFilters, Store, StoreError, open_store
-from papersift.store.postgres import postings as postgres_postings
+from papersift.store import KeywordQuery, SearchFilters, Store, StoreError, open_store, postings
 from papersift.store.postings import Postings, best_first, bm25, idf
-from papersift.store.sqlite import postings as sqlite_postings
 from tests.conftest import shared_file
 from tests.store_sql import run_sql
 
@@ -116,8 +114,7 @@ def test_postings_rank_as_fts5_through_builds_tails_and_new_papers(
         ranked.append(1)
         return bm25(*args, **kwargs)
 
-    for module in (sqlite_postings, postgres_postings):
-        monkeypatch.setattr(module, "bm25", counted)
+    monkeypatch.setattr(postings, "bm25", counted)  # both backends rank in store.postings
     before = Keywords().run(own, settings)
     assert before.counts["built"] == 2500 and before.details["build"] == 1
     assert own.search.keyword_postings_status()["built"]

@@ -31,23 +31,13 @@ from papersift.store.summaries import Summaries
 from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
-# The values the concerns name, and what the search modules import from here (the rest of
-# papersift takes them from papersift.store, which takes them from store.values).
-from papersift.store.values import (
-    KeywordQuery,
-    SearchFilters,
-    StoreError,
-    StoreQueryError,
-    Term,
-    UpsertReport,
-)
+# What the search layer imports from here (the rest of papersift takes the values from
+# papersift.store, which takes them from store.values).
+from papersift.store.values import KeywordQuery, SearchFilters, Term
 
 SearchStore = Search  # the name the search layer types a store's search with
 
-__all__ = [
-    "CONCERNS", "KeywordQuery", "SQLStore", "SearchFilters", "SearchStore", "Store", "StoreError",
-    "StoreQueryError", "Term", "UpsertReport",
-]
+__all__ = ["CONCERNS", "KeywordQuery", "SQLStore", "SearchFilters", "SearchStore", "Store", "Term"]
 
 
 @runtime_checkable

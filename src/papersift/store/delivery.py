@@ -8,12 +8,12 @@ from typing import Any
 
 from papersift.clock import utc_now
 from papersift.store.sql import Concern
+from papersift.store.tables import BY_NAME
 
 DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
 _READER = ("r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version,"
            " r.link_key")
-_DIGEST = ("id, reader_id, day, message_id, papers, status, attempts, last_error, created_at,"
-           " sent_at")
+_DIGEST = ", ".join(BY_NAME["digests"].columns)
 
 
 def _digest(row: dict[str, Any]) -> dict[str, Any]:

@@ -47,9 +47,8 @@ class Embeddings(Concern):
         return matrix.reshape(len(vectors), -1).astype(np.float32, copy=False)
 
     # ---------------------------------------------------------------- the contract
-    def iter_embedding_inputs(
-        self, model: str, batch: int = 512
-    ) -> Iterator[list[tuple[str, str, str, str | None]]]:
+    def iter_embedding_inputs(self, model: str, batch: int = 512
+                              ) -> Iterator[list[tuple[str, str, str, str | None]]]:
         """Batches of (paper id, title, abstract, stored text hash or None) of every live
         paper: the embed stage decides by the hash what is missing or stale."""
         for rows in self.db.walk(
@@ -75,9 +74,8 @@ class Embeddings(Concern):
                 " text_hash = excluded.text_hash, dim = excluded.dim, vector = excluded.vector,"
                 " created_at = excluded.created_at", values)
 
-    def embedding_matrix(
-        self, model: str, ids: Sequence[str] | None = None
-    ) -> tuple[list[str], np.ndarray]:
+    def embedding_matrix(self, model: str, ids: Sequence[str] | None = None
+                         ) -> tuple[list[str], np.ndarray]:
         """(paper ids, float32 matrix) of stored embeddings of non-duplicate papers, in pk order."""
         sql = f"SELECT e.paper_id, e.vector {_LIVE}"
         params: list[Any] = [model]
@@ -108,12 +106,9 @@ class Embeddings(Concern):
     # -- for the nearest-neighbour index, which is keyed by papers.pk
     def embedding_state(self, model: str) -> dict[int, str]:
         """{papers.pk: text_hash} of every stored embedding of a non-duplicate paper."""
-        return dict(self.db.rows(
-            f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
+        return dict(self.db.rows(f"SELECT p.pk, e.text_hash {_LIVE}", (model,)))
 
-    def embedding_vectors(
-        self, model: str, pks: Sequence[int]
-    ) -> tuple[list[int], np.ndarray]:
+    def embedding_vectors(self, model: str, pks: Sequence[int]) -> tuple[list[int], np.ndarray]:
         """(pks found, float32 matrix) for these papers.pk values, in the order asked."""
         wanted = list(pks)
         among, params = self.db.any_of("p.pk", wanted, "bigint")

@@ -10,9 +10,7 @@ from typing import Any
 from papersift.store.sql import Concern, Database
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
-_LISTING = (
-    "p.id, p.title, p.abstract, p.authors_text, p.sort_date, p.announced, p.primary_category"
-)
+_LISTING = "p.id, p.title, p.abstract, p.authors_text, p.sort_date, p.announced, p.primary_category"
 _LIVE = "p.duplicate_of IS NULL"
 # Newest first, papers without a date last (SQLite's default for DESC, PostgreSQL's opposite).
 _NEWEST = "ORDER BY p.sort_date DESC NULLS LAST, p.id"
@@ -135,9 +133,8 @@ class Pages(Concern):
             " AND duplicate_of IS NULL AND sort_date <= ? ORDER BY 1 DESC", (feed_horizon(),))
 
     # ---------------------------------------------------------------- topics
-    def topic_papers_page(
-        self, topic_id: int, limit: int, offset: int
-    ) -> tuple[int, list[dict[str, Any]]]:
+    def topic_papers_page(self, topic_id: int, limit: int, offset: int
+                          ) -> tuple[int, list[dict[str, Any]]]:
         """(papers in the topic, one page of them newest first)."""
         with self.db.snapshot():
             total = int(self.db.value("SELECT count(*) FROM paper_topics WHERE topic_id = ?",
@@ -154,9 +151,7 @@ class Pages(Concern):
             found = self.listing_by_ids(ids)
         return total, [found[i] for i in ids if i in found]
 
-    def section_papers_page(
-        self, section_id: int, limit: int, offset: int
-    ) -> list[dict[str, Any]]:
+    def section_papers_page(self, section_id: int, limit: int, offset: int) -> list[dict[str, Any]]:
         """Newest papers of a section; walks the date index, so early pages cost little."""
         papers = self.db.indexed("papers p", "papers_sort_date") or "papers p"
         return self._rows(
@@ -165,9 +160,8 @@ class Pages(Concern):
             f" {_NEWEST} LIMIT ? OFFSET ?", (section_id, limit, offset))
 
     # ------------------------------------------------------------ categories
-    def category_papers_page(
-        self, category: str, limit: int, offset: int
-    ) -> tuple[int, list[dict[str, Any]]]:
+    def category_papers_page(self, category: str, limit: int, offset: int
+                             ) -> tuple[int, list[dict[str, Any]]]:
         """Papers carrying this category (primary or cross-list): (count, a page newest first)."""
         walked = self.db.indexed("papers p", "papers_sort_date")
         # A big category: walk the date index and stop after the page (cheap for early pages).
@@ -197,9 +191,8 @@ class Pages(Concern):
         """{id, name, slug} of an author."""
         return self.db.one("SELECT id, name, slug FROM authors WHERE slug = ?", (slug,))
 
-    def author_papers_page(
-        self, author_id: int, limit: int, offset: int
-    ) -> tuple[int, list[dict[str, Any]]]:
+    def author_papers_page(self, author_id: int, limit: int, offset: int
+                           ) -> tuple[int, list[dict[str, Any]]]:
         """(the author's live papers, one page of them newest first)."""
         return self._page("FROM paper_authors pa JOIN papers p ON p.id = pa.paper_id"
                           f" WHERE pa.author_id = ? AND {_LIVE}", (author_id,),

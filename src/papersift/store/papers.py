@@ -12,14 +12,11 @@ from papersift.records.merge import merge, source_kind
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.merges import plan_links, refresh_keys
 from papersift.store.sql import Concern, dedupe_last, live_since
+from papersift.store.tables import BY_NAME
 from papersift.store.values import StoreError, UpsertReport
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
-COLUMNS = (
-    "pk", "id", "version", "text_source", "title", "abstract", "authors_text",
-    "primary_category", "submitted", "updated", "announced", "doi", "comment", "journal_ref",
-    "license", "links", "norm_key", "duplicate_of", "sort_date",
-)
+COLUMNS = BY_NAME["papers"].columns
 SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM papers"
 # The tables of papers and what hangs off them, each in a canonical order (Papers.dump).
 DUMPED = {
@@ -54,9 +51,15 @@ class Papers(Concern):
         stored first may be left out)."""
         raise NotImplementedError
 
+    def _dumped(self) -> dict[str, str]:
+        """The queries of what the backend keeps beside DUMPED (its keyword index, indexes)."""
+        raise NotImplementedError
+
     def dump(self) -> dict[str, list[tuple[Any, ...]]]:
         """Every table of this concern in a canonical order, for comparing two stores."""
-        raise NotImplementedError
+        with self.db.snapshot():
+            return {name: [tuple(r) for r in self.db.rows(sql)]
+                    for name, sql in {**DUMPED, **self._dumped()}.items()}
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
@@ -300,9 +303,8 @@ class Papers(Concern):
         """What a bulk load has still to build (a backend that defers nothing: nothing)."""
         return {"full_text_index_pending": False, "indexes_pending": []}
 
-    def iter_papers(
-        self, ids: Sequence[str] | None = None, since: str | None = None, batch: int = 1000
-    ) -> Iterable[dict[str, Any]]:
+    def iter_papers(self, ids: Sequence[str] | None = None, since: str | None = None,
+                    batch: int = 1000) -> Iterable[dict[str, Any]]:
         """Live papers (all, or these ids; from `since` on) in storage order, with `authors`
         as a list of names: what the stages read."""
         where, params = live_since(since)

@@ -88,13 +88,21 @@ class IndexState:
 
 
 # The keyword_index columns an IndexState holds, and the duplicates' pks: the statements of
-# `state` and `_best_live`, and of PostgreSQL's ranking, which reads both in one round trip.
+# `state` and `_rank_state`, and of PostgreSQL's, which reads both in one round trip.
 STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
 DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
+# What a build reads first from its snapshot: (since, version, watermark) of Built.
+BUILT_AS_OF_SQL = ("SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
+                   " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index")
 
 TAIL_PAPERS = 2_000  # papers per tail transaction: the write lock is held about a second
 _DELETE_ROWS = 20_000  # old build rows deleted per transaction
 Progress = Callable[[int, int], None]
+# Ranks the papers past a pk in the database's own index.
+Fresh = Callable[[int], list[tuple[int, float]]]
+# Each token's factor (its idf times its weight in the query) and the papers' average length,
+# from the tokens' lists and the tail's watermark if papers past it are ranked fresh.
+Statistics = Callable[[dict[str, Postings], int | None], tuple[list[float], float]]
 
 # Per database: the build's paper lengths, and the tail's changed papers (read once a version).
 _LENGTHS: dict[str, tuple[Any, np.ndarray]] = {}
@@ -129,6 +137,12 @@ class StoredPostings(Concern):
         """The tail's postings of these papers (after deleting their old ones if `replaced`);
         a paper no longer stored gets length 0 (its built postings are ignored from then on)."""
         raise NotImplementedError
+
+    def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
+        """Write (build, term, pks, counts) rows of a build in one transaction."""
+        with self.db.transaction():
+            self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
+                                " VALUES (?, ?, ?, ?)", rows)
 
     def _unpack(self, counts: bytes) -> np.ndarray:
         """Stored counts as (n, 3) uint8: title, abstract, authors."""
@@ -279,17 +293,41 @@ class StoredPostings(Concern):
                 np.asarray([n for _, _, n in items], np.int64))])
         return lists
 
+    def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
+        """(the index state, the newest pk, the duplicates' pks), None without a build."""
+        state = self.state()
+        if state is None or not state.build:
+            return None
+        # The duplicates from their partial index: a few hundred at a million papers.
+        return state, self.newest(), self.db.column(DUPLICATES_SQL)
+
+    def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
+             fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
+        """(pk, bm25) of the best live papers, best first, or None without a build: each
+        token's postings scored with its factor (idf times its weight in the query) and the
+        average length, both from `statistics(lists, after)` (`after`: the tail's watermark
+        if papers past it are ranked by `fresh(after)`, else None), and the field weights."""
+        with self.db.snapshot():
+            found = self._rank_state()
+            if found is None:
+                return None
+            state, newest, duplicates = found
+            lists = self._lists(state, sorted(set(tokens)))
+            after = state.tail_watermark if newest > state.tail_watermark else None
+            ranked_fresh = [] if after is None else fresh(after)
+            factors, average = statistics(lists, after)
+            pks, scores = bm25([(lists[tok].since(first), factor)
+                                for tok, factor in zip(tokens, factors, strict=True)],
+                               weights, average)
+            return self._best_live(pks, scores, ranked_fresh, limit, duplicates)
+
     def _best_live(self, pks: np.ndarray, scores: np.ndarray, fresh: list[tuple[int, float]],
-                   limit: int, duplicates: Sequence[int] | None = None
-                   ) -> list[tuple[int, float]]:
+                   limit: int, duplicates: Sequence[int]) -> list[tuple[int, float]]:
         """The best `limit` of the scored papers and those the database ranked itself
-        (`fresh`), duplicates left out as the database's ranking leaves them out (read from
-        their partial index, a few hundred at a million papers, unless the caller has them)."""
+        (`fresh`), duplicates left out as the database's ranking leaves them out."""
         if fresh:
             pks = np.concatenate([pks, np.asarray([pk for pk, _ in fresh], np.int64)])
             scores = np.concatenate([scores, np.asarray([s for _, s in fresh])])
-        if duplicates is None:
-            duplicates = self.db.column(DUPLICATES_SQL)
         # The best `limit` live papers are among the best `limit` + duplicates of them all
         # (the order is total): only those are looked up among the duplicates.
         chosen = best_first(pks, scores, limit + len(duplicates))

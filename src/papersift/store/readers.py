@@ -17,20 +17,6 @@ _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_e
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
 
 
-def _ranking_sql(db: Database) -> str:
-    """A paper as the ranker reads it: categories (the primary first) and author slugs in
-    order, and its live topic."""
-    categories = db.joined("c.category", "' '", "FROM paper_categories c"
-                           " WHERE c.paper_id = p.id", "c.position")
-    authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
-                        " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
-    return (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
-            f" {categories} AS categories, {authors} AS author_slugs,"
-            " pt.topic_id, t.section_id FROM papers p"
-            " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
-            " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL")
-
-
 def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"], "title": row["title"], "abstract": row["abstract"],
@@ -62,7 +48,17 @@ class Readers(Concern):
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
-        self._ranking = _ranking_sql(db)
+        # A paper as the ranker reads it: categories (the primary first) and author slugs in
+        # order, and its live topic.
+        categories = db.joined("c.category", "' '", "FROM paper_categories c"
+                               " WHERE c.paper_id = p.id", "c.position")
+        authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
+                            " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
+        self._ranking = (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+                         f" {categories} AS categories, {authors} AS author_slugs,"
+                         " pt.topic_id, t.section_id FROM papers p"
+                         " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
+                         " LEFT JOIN topics t ON t.id = pt.topic_id AND t.retired_build IS NULL")
 
     # ------------------------------------------------------------- accounts
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
@@ -95,8 +91,7 @@ class Readers(Concern):
             self.db.execute("DELETE FROM collection_papers WHERE collection_id IN"
                             " (SELECT id FROM collections WHERE reader_id = ?)", (reader_id,))
             self.db.execute("DELETE FROM collections WHERE reader_id = ?", (reader_id,))
-            self.db.execute("UPDATE invitations SET used_by = NULL WHERE used_by = ?",
-                            (reader_id,))
+            self.db.execute("UPDATE invitations SET used_by = NULL WHERE used_by = ?", (reader_id,))
             return self.db.execute("DELETE FROM readers WHERE id = ?", (reader_id,)) > 0
 
     def set_password_hash(self, reader_id: int, password_hash: str) -> None:
@@ -120,10 +115,8 @@ class Readers(Concern):
         if row is None or reader is None:
             return None
         if (reader["last_seen_at"] or "")[:10] != now[:10]:  # one write a day is enough
-            self.db.execute("UPDATE readers SET last_seen_at = ? WHERE id = ?",
-                            (now, reader["id"]))
-        return {"reader": reader, "csrf_token": row["csrf_token"],
-                "expires_at": row["expires_at"]}
+            self.db.execute("UPDATE readers SET last_seen_at = ? WHERE id = ?", (now, reader["id"]))
+        return {"reader": reader, "csrf_token": row["csrf_token"], "expires_at": row["expires_at"]}
 
     def end_session(self, token_hash: str) -> None:
         self.db.execute("DELETE FROM reader_sessions WHERE token_hash = ?", (token_hash,))

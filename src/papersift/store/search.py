@@ -30,8 +30,8 @@ class Search(Concern):
         """Each of these (one or more) words' tokens, asked of the index's own tokenizer."""
         raise NotImplementedError
 
-    def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
-        """A condition on papers `alias` requiring every named author (each name's words as
+    def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
+        """A condition on papers `p` requiring every named author (each name's words as
         a phrase), with its parameters; None if the names hold no word."""
         raise NotImplementedError
 
@@ -130,18 +130,18 @@ class Search(Concern):
         return self.db.value("SELECT pk FROM papers WHERE id = ?", (paper_id,))
 
     # ------------------------------------------------------------- shared steps
-    def _filter_sql(self, filters: SearchFilters | None, alias: str = "p",
-                    authors: bool = True) -> tuple[str, list[Any]]:
-        """SQL conditions on live papers `alias` that pass the filters (the authors too,
+    def _filter_sql(self, filters: SearchFilters | None, authors: bool = True
+                    ) -> tuple[str, list[Any]]:
+        """SQL conditions on live papers `p` that pass the filters (the authors too,
         unless the caller matches them in the index)."""
-        clauses = [f"{alias}.duplicate_of IS NULL"]
+        clauses = ["p.duplicate_of IS NULL"]
         params: list[Any] = []
         if filters is None:
             return " AND ".join(clauses), params
         column, mark = self.db.caseless("c.category"), self.db.caseless("?")
         for category in filters.categories:
             exists = ("EXISTS (SELECT 1 FROM paper_categories c WHERE c.paper_id ="
-                      f" {alias}.id AND ({column} = {mark}")
+                      f" p.id AND ({column} = {mark}")
             if "." in category:
                 clauses.append(f"{exists}))")
                 params.append(category)
@@ -150,17 +150,17 @@ class Search(Concern):
                 params += [category, category.replace("\\", "\\\\").replace("%", "\\%")
                            .replace("_", "\\_") + ".%"]
         if filters.since:
-            clauses.append(f"{alias}.sort_date >= ?")
+            clauses.append("p.sort_date >= ?")
             params.append(filters.since)
         if filters.until:
             # Inclusive at the precision given: until 2025-03 includes every day of March.
-            clauses.append(f"substr({alias}.sort_date, 1, length(?)) <= ?")
+            clauses.append("substr(p.sort_date, 1, length(?)) <= ?")
             params += [filters.until, filters.until]
         if filters.topic:
             clauses.append("EXISTS (SELECT 1 FROM paper_topics pt JOIN topics t ON"
-                           f" t.id = pt.topic_id WHERE pt.paper_id = {alias}.id AND t.slug = ?)")
+                           " t.id = pt.topic_id WHERE pt.paper_id = p.id AND t.slug = ?)")
             params.append(filters.topic)
-        found = self._authors_sql(filters.authors, alias) if authors else None
+        found = self._authors_sql(filters.authors) if authors else None
         if found:
             clauses.append(found[0])
             params += found[1]

@@ -8,20 +8,17 @@ from typing import Any
 
 from papersift.clock import utc_now
 from papersift.store.sql import Concern, dedupe_last, live_since, marks
+from papersift.store.tables import BY_NAME
 
-_COLUMNS = (
-    "paper_id", "tldr", "blurb", "writer", "model", "prompt_version", "input_hash", "created_at",
-    "notes", "tokens", "seconds", "flagged", "flag_reason", "hidden",
-)
+_COLUMNS = BY_NAME["summaries"].columns
 
 
 class Summaries(Concern):
     """TL;DRs and blurbs with provenance, staleness and readers' flags."""
 
     # ----------------------------------------------------------------- reads
-    def summary_states(
-        self, since: str | None = None, batch: int = 1000
-    ) -> Iterable[dict[str, Any]]:
+    def summary_states(self, since: str | None = None, batch: int = 1000
+                       ) -> Iterable[dict[str, Any]]:
         """Every paper (not duplicates) with what the summaries stage needs to judge staleness.
 
         Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's

@@ -13,11 +13,10 @@ from papersift.clock import utc_now
 from papersift.store.sql import Concern, dedupe_last
 
 # A topic as every reader of this concern gets it; `label` is what readers see.
-_TOPIC_COLUMNS = (
-    "t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label, t.llm_label,"
-    " t.key_phrases, t.section_id, t.is_other, t.size, t.created_build, t.retired_build,"
-    " s.slug AS section_slug, s.label AS section_label"
-)
+_TOPIC_COLUMNS = ("t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label,"
+                  " t.llm_label, t.key_phrases, t.section_id, t.is_other, t.size,"
+                  " t.created_build, t.retired_build, s.slug AS section_slug,"
+                  " s.label AS section_label")
 _SECTION_JOIN = "LEFT JOIN sections s ON s.id = t.section_id"
 _TOPIC_FROM = f"topics t {_SECTION_JOIN}"
 # How many redirects find_topic follows (merges and renames chain; never loop).
@@ -156,11 +155,9 @@ class Topics(Concern):
     def _write_topic(self, topic: Mapping[str, Any], section_ids: Mapping[Any, int],
                      build_id: int) -> int:
         """Update a topic that is kept, or insert a new one; returns its id."""
-        values = (
-            topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
-            topic.get("llm_label"), section_ids.get(topic.get("section")),
-            1 if topic.get("is_other") else 0, _blob(topic.get("centroid")),
-        )
+        values = (topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
+                  topic.get("llm_label"), section_ids.get(topic.get("section")),
+                  1 if topic.get("is_other") else 0, _blob(topic.get("centroid")))
         if topic.get("id") is not None:
             topic_id = int(topic["id"])
             self.db.execute(
@@ -236,8 +233,7 @@ class Topics(Concern):
 
     def cached_topic_label(self, input_hash: str) -> tuple[bool, str | None]:
         """(found, label) for an LLM naming input; a cached failure is (True, None)."""
-        row = self.db.one("SELECT label FROM topic_label_cache WHERE input_hash = ?",
-                          (input_hash,))
+        row = self.db.one("SELECT label FROM topic_label_cache WHERE input_hash = ?", (input_hash,))
         return (False, None) if row is None else (True, row["label"])
 
     def put_topic_label(self, input_hash: str, label: str | None, model: str,

@@ -1,4 +1,4 @@
-"""The errors a store raises and the values its methods take and give (every concern imports them from here; store.contracts names them too)."""
+"""The errors a store raises and the values its methods take and give (every concern imports them from here)."""
 
 from __future__ import annotations
 

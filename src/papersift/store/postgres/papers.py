@@ -25,12 +25,7 @@ class Papers(papers.Papers):
             "papers", papers.COLUMNS[1:], _INSERTED_TYPES, rows,
             "ON CONFLICT (id) DO NOTHING RETURNING id")}
 
-    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
-        tables = {
-            **papers.DUMPED,
-            "papers_fts": "SELECT pk, fts::text FROM papers ORDER BY pk",
-            "indexes": "SELECT indexname, tablename, indexdef FROM pg_indexes"
-                       f" WHERE schemaname = '{SCHEMA}' ORDER BY indexname",
-        }
-        with self.db.snapshot():
-            return {name: [tuple(r) for r in self.db.rows(sql)] for name, sql in tables.items()}
+    def _dumped(self) -> dict[str, str]:
+        return {"papers_fts": "SELECT pk, fts::text FROM papers ORDER BY pk",
+                "indexes": "SELECT indexname, tablename, indexdef FROM pg_indexes"
+                           f" WHERE schemaname = '{SCHEMA}' ORDER BY indexname"}

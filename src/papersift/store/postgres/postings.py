@@ -10,20 +10,20 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
+    BUILT_AS_OF_SQL,
     DUPLICATES_SQL,
     STATE_COLUMNS,
     Built,
     IndexState,
     Progress,
     StoredPostings,
-    bm25,
 )
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
@@ -37,10 +37,6 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
            " | least(cardinality(array_positions(u.weights, 'C')), 255))")
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 
-# Ranks the papers past a pk with the SQL query.
-Fresh = Callable[[int], list[tuple[int, float]]]
-# Each token's factor (its idf times its weight in the query) and the papers' average length.
-Statistics = Callable[[], tuple[list[float], float]]
 
 
 class KeywordPostings(StoredPostings):
@@ -60,9 +56,7 @@ class KeywordPostings(StoredPostings):
         reader = connect(self.db.location, readonly=True)
         try:
             with snapshot(reader):
-                since, version, watermark = reader.execute(
-                    "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
-                    " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
+                since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
                 lengths = np.zeros(watermark + 1, dtype=np.int64)
                 found = np.asarray(reader.execute(
                     f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
@@ -86,10 +80,7 @@ class KeywordPostings(StoredPostings):
                 " FROM papers p, unnest(p.fts) u WHERE p.pk <= %s GROUP BY u.lexeme",
                 (watermark,))
             while rows := cursor.fetchmany(_WRITE_ROWS):
-                with self.db.transaction():
-                    self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
-                                        " VALUES (?, ?, ?, ?)",
-                                        [(build, term, pks, counts) for term, pks, counts in rows])
+                self._insert([(build, term, pks, counts) for term, pks, counts in rows])
                 written += len(rows)
                 if on_progress is not None:
                     on_progress(written, max(total, written))
@@ -111,27 +102,11 @@ class KeywordPostings(StoredPostings):
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
     # ---------------------------------------------------------------- ranking
-    def rank(self, tokens: Sequence[str], statistics: Statistics, weights: Sequence[float],
-             limit: int, first: int, fresh: Fresh) -> list[tuple[int, float]] | None:
-        """(pk, bm25) of the best live papers, best first, or None without a build: each
-        token's postings scored with its factor (idf times its weight in the query) and the
-        average length, both from `statistics()` (read only when there is a build), and the
-        field weights; `fresh(after)` ranks the papers past `after`."""
-        wanted = sorted(set(tokens))
-        with self.db.snapshot():
-            # The state, the newest paper and the duplicates in one round trip: on a busy
-            # server each statement costs about as much CPU as a thousand postings scored.
-            found = self.db.rows(
-                f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
-                f" ARRAY({DUPLICATES_SQL}) FROM keyword_index")
-            if not found or not found[0][0]:
-                return None
-            row = found[0]
-            state, newest, duplicates = IndexState(*(int(v) for v in row[:5])), row[5], row[6]
-            lists = self._lists(state, wanted)
-            ranked_fresh = fresh(state.tail_watermark) if newest > state.tail_watermark else []
-            factors, average = statistics()
-            pks, scores = bm25([(lists[tok].since(first), factor)
-                                for tok, factor in zip(tokens, factors, strict=True)],
-                               weights, average)
-            return self._best_live(pks, scores, ranked_fresh, limit, duplicates)
+    def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
+        # In one round trip: on a busy server each statement costs about as much CPU as a
+        # thousand postings scored.
+        found = self.db.rows(f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
+                             f" ARRAY({DUPLICATES_SQL}) FROM keyword_index")
+        if not found or not found[0][0]:
+            return None
+        return IndexState(*(int(v) for v in found[0][:5])), found[0][5], found[0][6]

@@ -186,7 +186,7 @@ class Search(search.Search):
                 for found in keys], size
 
     # -------------------------------------------------------------- filters
-    def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
+    def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         """A tsquery: each name's words as a phrase among the authors' lexemes (weight
         class C)."""
         phrases = []
@@ -195,7 +195,7 @@ class Search(search.Search):
             lexemes = [lex for toks in self.index_tokens(words) for lex in toks] if words else []
             if lexemes:
                 phrases.append("(" + " <-> ".join(quote_lexeme(x) + ":C" for x in lexemes) + ")")
-        return None if not phrases else (f"{alias}.fts @@ ?::tsquery", [" & ".join(phrases)])
+        return None if not phrases else ("p.fts @@ ?::tsquery", [" & ".join(phrases)])
 
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
@@ -212,14 +212,15 @@ class Search(search.Search):
         if not kept:
             return None
 
-        def statistics() -> tuple[list[float], float]:
+        def statistics(lists: object, after: int | None) -> tuple[list[float], float]:
             idfs, size = self._idf(kept)
             return ([w * max(1, int(t.weight)) for t, w in zip(kept, idfs, strict=True)],
                     self._average_length(size))
 
         return self._postings.rank(
-            tokens, statistics, weights, limit, first,
-            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit))
+            tokens, weights, limit, first,
+            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit),
+            statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
                      filters: SearchFilters | None, first: int, limit: int

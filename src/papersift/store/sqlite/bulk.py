@@ -19,10 +19,8 @@ from papersift.store.sqlite.fulltext import fulltext_deferred
 # authors by their unique keys). Built row by row, they cost a load's writer ~a fifth of
 # its CPU; built at the end from the finished tables, a tenth. (papers_duplicate_of is left
 # out: it holds few rows, and building it at the end would cost a scan of papers.)
-DEFERRABLE_INDEXES = (
-    "papers_sort_date", "papers_category_date", "papers_id_date", "paper_authors_author",
-    "paper_categories_category",
-)
+DEFERRABLE_INDEXES = ("papers_sort_date", "papers_category_date", "papers_id_date",
+                      "paper_authors_author", "paper_categories_category")
 
 
 def deferred_indexes(conn: sqlite3.Connection) -> list[str]:

@@ -24,9 +24,8 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
     """Open the database, migrating it to the newest schema unless read-only."""
     path = Path(path)
     if readonly:
-        conn = sqlite3.connect(
-            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                               check_same_thread=False)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
@@ -48,10 +47,8 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
 
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the migrations the database lacks, each in its own transaction."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
-    )
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations ("
+                 " number INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
     applied = {row[0] for row in conn.execute("SELECT number FROM schema_migrations")}
     known = migrations()
     check_schema(applied, known)

@@ -16,8 +16,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from papersift.store.contracts import StoreError
 from papersift.store.sqlite.db import PAGE_SIZE, transaction
+from papersift.store.values import StoreError
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
 _BUILD_SETTINGS = ("hashsize", "automerge", "crisismerge", "usermerge", "pgsz")
@@ -50,9 +50,8 @@ class News(NamedTuple):
     last_seq: int
 
 
-def read_news(
-    conn: sqlite3.Connection, store: str, watermark: int, last_seq: int, limit: int | None = None
-) -> News:
+def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: int,
+              limit: int | None = None) -> News:
     """The changes and rows that bring an index at (watermark, last_seq) up to the papers of
     schema `store`, read from one snapshot (the caller holds one transaction).
 
@@ -185,9 +184,8 @@ def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connecti
         replies.close()
 
 
-def _index_until_finished(
-    db_path: Path, scratch: Path, commands: Connection, parent: int
-) -> tuple[int, int] | None:
+def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, parent: int
+                          ) -> tuple[int, int] | None:
     index = ScratchIndex(db_path, scratch)
     try:
         while True:

@@ -64,18 +64,15 @@ class Papers(papers.Papers):
         self.db.index_papers("pk >= ?", (first_pk,))
         return {row[0] for row in rows}
 
-    def dump(self) -> dict[str, list[tuple[Any, ...]]]:
-        tables = {
-            **papers.DUMPED,
+    def _dumped(self) -> dict[str, str]:
+        self.db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_terms"
+                        " USING fts5vocab(main, papers_fts, col)")
+        return {
             "papers_fts": "SELECT rowid, * FROM papers_fts ORDER BY rowid",
             # What the index holds (the row above is read from the papers it points at).
             "papers_fts_terms": "SELECT term, col, doc, cnt FROM temp.papers_fts_terms"
                                 " ORDER BY term, col",
+            # The indexes too: a bulk load drops some and builds them again (bulk.py).
+            "indexes": "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index'"
+                       " ORDER BY name",
         }
-        self.db.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_terms"
-                          " USING fts5vocab(main, papers_fts, col)")
-        dump = {name: [tuple(r) for r in self.db.conn.execute(sql)] for name, sql in tables.items()}
-        # The indexes too: a bulk load drops some and builds them again (bulk.py).
-        dump["indexes"] = [tuple(r) for r in self.db.conn.execute(
-            "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name")]
-        return dump

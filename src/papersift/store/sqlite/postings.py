@@ -11,33 +11,29 @@ the papers added after the last tail update (a seek past the tail's watermark), 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from papersift.store.postings import (
+    BUILT_AS_OF_SQL,
     FIELDS,
     Built,
     Progress,
     StoredPostings,
-    bm25,
-    idf,
     pack_counts,
 )
 from papersift.store.sql import Database, marks
 from papersift.store.sqlite.db import SQLiteDatabase
 from papersift.store.sqlite.fulltext import fulltext_deferred
-from papersift.store.values import StoreError, Term
+from papersift.store.values import StoreError
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # papers_fts's (migration 0001)
 _FIELDS = ("title", "abstract", "authors_text")  # papers_fts's columns
 _COLUMN = "CASE col WHEN 'title' THEN 0 WHEN 'abstract' THEN 1 ELSE 2 END"
 _READ_ROWS = 1_000_000   # index entries a build reads at a time (~16 MB as numbers)
 _WRITE_BYTES = 64 << 20  # postings a build writes per transaction
-
-# Ranks the papers past a pk in FTS5, and gives a function counting a word's papers past it.
-Fresh = Callable[[int], tuple[list[tuple[int, float]], Callable[[str], int]]]
 
 
 def averages(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -107,9 +103,7 @@ class KeywordPostings(StoredPostings):
             reader.execute("CREATE VIRTUAL TABLE temp.build_entries"
                            " USING fts5vocab(main, papers_fts, instance)")
             reader.execute("BEGIN")  # one snapshot: the terms, the entries, the watermark
-            since, version, watermark = reader.execute(
-                "SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
-                " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index").fetchone()
+            since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
             papers = averages(reader)[0]
             lengths, terms = self._write_postings(reader, build, watermark, on_progress)
             reader.execute("COMMIT")
@@ -160,13 +154,11 @@ class KeywordPostings(StoredPostings):
                              f" {total:,}; build again")
         return lengths, len(names)
 
-    def _insert(self, rows: list[tuple[int, str, bytes, bytes]]) -> None:
+    def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
         if not rows:
             return
         try:
-            with self.db.transaction():
-                self.db.executemany("INSERT INTO keyword_postings(build, term, pks, counts)"
-                                    " VALUES (?, ?, ?, ?)", rows)
+            super()._insert(rows)
         except sqlite3.IntegrityError:
             raise StoreError("another build of the keyword postings is running") from None
 
@@ -175,53 +167,19 @@ class KeywordPostings(StoredPostings):
         among, params = self.db.any_of("pk", pks, "bigint")
         if replaced:
             self.db.execute(f"DELETE FROM keyword_tail WHERE {among}", params)
-        counts, lengths = self._tokenize([tuple(r) for r in self.db.rows(
-            f"SELECT pk, title, abstract, authors_text FROM papers WHERE {among}", params)])
-        self.db.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
-                            [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
-                             for (term, pk), c in counts.items()])
-        lengths.update({pk: 0 for pk in pks if pk not in lengths})
-        self.db.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
-                            " VALUES (?, ?)", sorted(lengths.items()))
-
-    def _tokenize(self, rows: list[tuple[Any, ...]]
-                  ) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
-        """Per (term, pk) the counts in each column, and each paper's length, as FTS5 indexes
-        them."""
+        rows = [tuple(r) for r in self.db.rows(
+            f"SELECT pk, title, abstract, authors_text FROM papers WHERE {among}", params)]
+        # Per (term, pk) its counts in each column, and each paper's length, as FTS5 indexes them.
         counts: dict[tuple[str, int], list[int]] = {}
-        lengths = {int(r[0]): 0 for r in rows}
+        lengths = dict.fromkeys(pks, 0)
         for pk, column, term in fts5_tokens(self.db, "tail_texts", _FIELDS, rows):
             counts.setdefault((term, pk), [0] * FIELDS)[_FIELDS.index(column)] += 1
             lengths[pk] += 1
-        return counts, lengths
-
-    # ---------------------------------------------------------------- ranking
-    def rank(self, terms: Sequence[Term], weights: Sequence[float], limit: int, first: int,
-             tokenize: Callable[[Sequence[str]], list[list[str]]], fresh: Fresh,
-             ) -> list[tuple[int, float]] | None:
-        """(pk, bm25) of the best live papers, best first, or None if there is no build or a
-        word is not exactly one token (FTS5 ranks then). `fresh(after)` ranks the papers past
-        `after` in FTS5 and gives a function that counts a word's papers past it."""
-        found = tokenize([t.text for t in terms])
-        if any(len(t) != 1 for t in found):
-            return None
-        tokens = [t[0] for t in found]
-        wanted = sorted(set(tokens))
-        word_of = dict(zip(tokens, (t.text for t in terms), strict=True))
-        with self.db.snapshot():
-            state = self.state()
-            if state is None or not state.build:
-                return None
-            lists = self._lists(state, wanted)
-            rows, tokens_total = averages(self.db.conn)
-            ranked_fresh, fresh_docs = (fresh(state.tail_watermark) if self.newest() >
-                                        state.tail_watermark else ([], lambda _: 0))
-            df = {tok: len(lists[tok]) + fresh_docs(word_of[tok]) for tok in wanted}
-        average = tokens_total / rows if rows else 0.0
-        pks, scores = bm25([(lists[tok].since(first), idf(rows, df[tok]) * max(1, t.weight))
-                            for tok, t in zip(tokens, terms, strict=True)], weights, average)
-        return self._best_live(pks, scores, ranked_fresh, limit)
-
+        self.db.executemany("INSERT INTO keyword_tail(term, pk, counts) VALUES (?, ?, ?)",
+                            [(term, pk, pack_counts(np.asarray(c).reshape(1, FIELDS)))
+                             for (term, pk), c in counts.items()])
+        self.db.executemany("INSERT OR REPLACE INTO keyword_tail_papers(pk, length)"
+                            " VALUES (?, ?)", sorted(lengths.items()))
 
 def _term_rows(build: int, names: Sequence[str], term_of: np.ndarray, entries: np.ndarray
                ) -> Iterator[tuple[int, str, bytes, bytes]]:

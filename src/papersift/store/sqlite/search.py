@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from papersift.store import search
+from papersift.store.postings import Postings, idf
 from papersift.store.sqlite.db import SQLiteDatabase
-from papersift.store.sqlite.postings import KeywordPostings, fts5_tokens
+from papersift.store.sqlite.postings import KeywordPostings, averages, fts5_tokens
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 # Document counts per database and term, with the index size they were read at (see
@@ -108,17 +109,40 @@ class Search(search.Search):
             " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))).fetchall()
         return {str(term): int(doc) for term, doc in rows}
 
-    def _authors_sql(self, authors: Sequence[str], alias: str) -> tuple[str, list[Any]] | None:
+    def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         match = author_expression(authors)
         return None if match is None else (
-            f"{alias}.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)", [match])
+            "p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)", [match])
 
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
                      first: int, limit: int) -> list[tuple[int, float]] | None:
-        return self._postings.rank(  # type: ignore[attr-defined, no-any-return]
-            terms, weights, limit, first, self.index_tokens,
-            lambda after: self._fresh(query, weights, first, after, limit))
+        """The postings' ranking, or None (no build, or a word that is not exactly one token:
+        FTS5 ranks then)."""
+        found = self.index_tokens([t.text for t in terms])
+        if any(len(t) != 1 for t in found):
+            return None
+        tokens = [t[0] for t in found]
+
+        def statistics(lists: dict[str, Postings], after: int | None
+                       ) -> tuple[list[float], float]:
+            # FTS5's N and average length; a token's papers are its lists' and, past
+            # `after`, those FTS5 holds.
+            rows, tokens_total = averages(self.conn)
+            factors = []
+            for tok, term in zip(tokens, terms, strict=True):
+                docs = len(lists[tok])
+                if after is not None:
+                    docs += int(self.conn.execute(
+                        "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ? AND rowid > ?",
+                        (fts_term(term), after)).fetchone()[0])
+                factors.append(idf(rows, docs) * max(1, term.weight))
+            return factors, tokens_total / rows if rows else 0.0
+
+        return self._postings.rank(
+            tokens, weights, limit, first,
+            lambda after: self._ranked(fts_expression(query), weights, max(first, after + 1),
+                                       limit), statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
                      filters: SearchFilters | None, first: int, limit: int
@@ -156,14 +180,3 @@ class Search(search.Search):
             return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
         except sqlite3.OperationalError as exc:
             raise StoreQueryError(str(exc)) from None
-
-    def _fresh(self, query: KeywordQuery, weights: Sequence[float], first: int, after: int,
-               limit: int) -> tuple[list[tuple[int, float]], Callable[[str], int]]:
-        """FTS5's ranking of the papers past `after` (newer than the postings) from `first`
-        on, and a count of a word's papers past `after` (a part of its idf)."""
-        def count(word: str) -> int:
-            return int(self.conn.execute(
-                "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ? AND rowid > ?",
-                (fts_term(Term(word)), after)).fetchone()[0])
-
-        return self._ranked(fts_expression(query), weights, max(first, after + 1), limit), count
