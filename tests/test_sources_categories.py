@@ -69,6 +69,10 @@ def test_category_pages_and_search_filters_on_a_mixed_store(store: Store, settin
                    snippets=False)
     ids = [hit.paper_id for hit in found.hits]
     assert ids and all(i.startswith("doi:10.1101/") for i in ids)
+    # A whole source, as a whole archive: cat:biorxiv takes every bioRxiv subject, no arXiv paper.
+    source = search(store, settings, "cat:biorxiv neurons", mode="keyword", snippets=False)
+    assert {h.paper_id for h in source.hits} >= set(ids)
+    assert all(h.paper_id.startswith("doi:10.1101/") for h in source.hits)
     both = {p["id"] for p in store.papers.iter_papers()}
     assert any(i.startswith("doi:") for i in both) and any(":" not in i for i in both)
 

@@ -145,10 +145,11 @@ class Search(Concern):
             if "." in category:
                 clauses.append(f"{exists}))")
                 params.append(category)
-            else:  # a whole archive: cat:cs
-                clauses.append(f"{exists} OR {column} LIKE {mark} ESCAPE '\\'))")
-                params += [category, category.replace("\\", "\\\\").replace("%", "\\%")
-                           .replace("_", "\\_") + ".%"]
+            else:  # a whole archive or source: cat:cs (cs.LG, ...), cat:biorxiv (biorxiv/...)
+                like = f"{column} LIKE {mark} ESCAPE '\\'"
+                clauses.append(f"{exists} OR {like} OR {like}))")
+                stem = category.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                params += [category, stem + ".%", stem + "/%"]
         if filters.since:
             clauses.append("p.sort_date >= ?")
             params.append(filters.since)
