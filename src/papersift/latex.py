@@ -137,40 +137,50 @@ def clean_latex(text: str) -> str:
         return ""
     s = text.replace("\r", "") if "\r" in text else text
     if "\\" in s or "$" in s or "{" in s:
-        # Some abstracts escape their math delimiters: "\$n\$" is math, a lone "\$5" is money.
-        s = _RE_ESCAPED_MATH.sub(r"$\1$", s)
-        s = _RE_ESCAPED.sub(lambda m: {"%": "\x00P", "&": "\x00A", "_": "\x00U", "#": "\x00H",
-                                       "$": "\x00D"}[m.group(1)], s)
-        s = s.replace("\\{", "\x00L").replace("\\}", "\x00R")
-        s = _RE_ACCENT_GROUP.sub(r"\1", s)
-        s = _RE_ACCENT.sub(_accent, s)
-        s = _RE_LETTER.sub(lambda m: _LETTER_CMDS[m.group(1)], s)
-        s = _RE_HREF.sub(lambda m: m.group(2), s)
-        for _ in range(3):  # nested commands: \textbf{\emph{x}}
-            before = s
-            s = _RE_DROP.sub("", s)
-            s = _RE_BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), s)
-            s = _RE_FRAC.sub(lambda m: f"{m.group(1)}/{m.group(2)}", s)
-            s = _RE_SQRT.sub(lambda m: f"√{m.group(1)}" if len(m.group(1)) == 1 else f"√({m.group(1)})", s)
-            s = _RE_KEEP.sub(lambda m: m.group(1), s)
-            s = _RE_OLD_FONT.sub(lambda m: m.group(1), s)
-            if s == before:
-                break
-        s = _RE_SIZING.sub("", s)
-        s = _RE_SPACING.sub(" ", s)
-        s = s.replace("\\\\", " ")
-        # A pattern that opens with a class or an alternation is tried at every character
-        # (~6 ns each, ~10 µs an abstract); one that cannot match is not run.
-        if "^" in s or "_" in s:
-            s = _RE_SCRIPT.sub(_script, s)
-        s = _RE_CMD.sub(_command, s)
-        if "$" in s or "\\" in s:
-            s = _RE_MATH_DELIM.sub("", s)
-        s = s.replace("{", "").replace("}", "")
-        s = (s.replace("\x00P", "%").replace("\x00A", "&").replace("\x00U", "_")
-             .replace("\x00H", "#").replace("\x00D", "$").replace("\x00L", "{").replace("\x00R", "}"))
-    elif "^" in s or "_" in s:
-        pass  # plain text with a caret is not LaTeX we can be sure of; leave it
+        s = _latex_to_text(s)
+    # (plain text with a caret is not LaTeX we can be sure of; it is left as it is)
+    return _tidy_spacing(s)
+
+
+def _latex_to_text(s: str) -> str:
+    """LaTeX commands, math and escapes of a text to Unicode and plain words."""
+    # Some abstracts escape their math delimiters: "\$n\$" is math, a lone "\$5" is money.
+    s = _RE_ESCAPED_MATH.sub(r"$\1$", s)
+    s = _RE_ESCAPED.sub(lambda m: {"%": "\x00P", "&": "\x00A", "_": "\x00U", "#": "\x00H",
+                                   "$": "\x00D"}[m.group(1)], s)
+    s = s.replace("\\{", "\x00L").replace("\\}", "\x00R")
+    s = _RE_ACCENT_GROUP.sub(r"\1", s)
+    s = _RE_ACCENT.sub(_accent, s)
+    s = _RE_LETTER.sub(lambda m: _LETTER_CMDS[m.group(1)], s)
+    s = _RE_HREF.sub(lambda m: m.group(2), s)
+    for _ in range(3):  # nested commands: \textbf{\emph{x}}
+        before = s
+        s = _RE_DROP.sub("", s)
+        s = _RE_BB.sub(lambda m: _BLACKBOARD.get(m.group(1) or m.group(2), m.group(1) or m.group(2)), s)
+        s = _RE_FRAC.sub(lambda m: f"{m.group(1)}/{m.group(2)}", s)
+        s = _RE_SQRT.sub(lambda m: f"√{m.group(1)}" if len(m.group(1)) == 1 else f"√({m.group(1)})", s)
+        s = _RE_KEEP.sub(lambda m: m.group(1), s)
+        s = _RE_OLD_FONT.sub(lambda m: m.group(1), s)
+        if s == before:
+            break
+    s = _RE_SIZING.sub("", s)
+    s = _RE_SPACING.sub(" ", s)
+    s = s.replace("\\\\", " ")
+    # A pattern that opens with a class or an alternation is tried at every character
+    # (~6 ns each, ~10 µs an abstract); one that cannot match is not run.
+    if "^" in s or "_" in s:
+        s = _RE_SCRIPT.sub(_script, s)
+    s = _RE_CMD.sub(_command, s)
+    if "$" in s or "\\" in s:
+        s = _RE_MATH_DELIM.sub("", s)
+    s = s.replace("{", "").replace("}", "")
+    s = (s.replace("\x00P", "%").replace("\x00A", "&").replace("\x00U", "_")
+         .replace("\x00H", "#").replace("\x00D", "$").replace("\x00L", "{").replace("\x00R", "}"))
+    return s
+
+
+def _tidy_spacing(s: str) -> str:
+    """Ties, dashes, quotes and spaces as prose has them: one space between words."""
     # Each step below needs its character: a name or a plain title skips most of them.
     if "~" in s:
         s = _RE_TILDE_TIE.sub(" ", s)
