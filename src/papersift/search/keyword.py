@@ -7,7 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from papersift.errors import UsageError
-from papersift.store.contracts import KeywordQuery, SearchFilters, SearchStore, Term
+from papersift.store.search import Search as SearchStore  # a store's keyword search
+from papersift.store.values import KeywordQuery, SearchFilters, Term
 
 MAX_QUERY_CHARS = 1000  # longer input is cut (with a note): a query, not a document
 MAX_TERMS = 32          # operands of a query written with operators, phrases or prefixes

@@ -10,7 +10,7 @@ from papersift.store import Store
 
 
 class Keywords:
-    """Keep papersift's keyword postings in step with the papers (see SearchStore).
+    """Keep papersift's keyword postings in step with the papers (see store.search.Search).
 
     Nothing to do on a backend that keeps none, or below `keyword_postings_min_papers`. A
     first build, or one once the papers added or changed since pass

@@ -31,13 +31,7 @@ from papersift.store.summaries import Summaries
 from papersift.store.tables import Tables
 from papersift.store.topics import Topics
 
-# What the search layer imports from here (the rest of papersift takes the values from
-# papersift.store, which takes them from store.values).
-from papersift.store.values import KeywordQuery, SearchFilters, Term
-
-SearchStore = Search  # the name the search layer types a store's search with
-
-__all__ = ["CONCERNS", "KeywordQuery", "SQLStore", "SearchFilters", "SearchStore", "Store", "Term"]
+__all__ = ["CONCERNS", "SQLStore", "Store"]
 
 
 @runtime_checkable
