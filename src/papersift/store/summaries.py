@@ -45,23 +45,6 @@ class Summaries(Concern):
         return {row["paper_id"]: _summary_dict(row) for row in self.db.dicts(
             f"SELECT * FROM summaries WHERE hidden = 0 AND {among}", params)}
 
-    def summary_stats(self) -> dict[str, Any]:
-        """How many live papers have summaries, by writer, and how many are flagged or hidden:
-        papers, summarized, missing, by_writer, flagged, hidden, with_notes."""
-        with self.db.snapshot():
-            papers = self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL")
-            summarized = self.db.value(
-                "SELECT count(*) FROM summaries s JOIN papers p ON p.id = s.paper_id"
-                " WHERE p.duplicate_of IS NULL")
-            flagged, hidden, with_notes = self.db.rows(
-                "SELECT count(*) FILTER (WHERE flagged = 1), count(*) FILTER (WHERE hidden = 1),"
-                " count(notes) FROM summaries")[0]
-            by_writer = {writer: n for writer, n in self.db.rows(
-                "SELECT writer, count(*) FROM summaries GROUP BY writer ORDER BY writer")}
-        return {"papers": papers, "summarized": summarized, "missing": papers - summarized,
-                "by_writer": by_writer, "flagged": flagged, "hidden": hidden,
-                "with_notes": with_notes}
-
     # ---------------------------------------------------------------- writes
     def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
         """Insert or replace summaries in one transaction; flags reset unless the row sets them.
