@@ -122,10 +122,9 @@ class Built(NamedTuple):
 
 
 class StoredPostings(Concern):
-    """What both backends' postings share: the index state and status, the build's frame and
-    the tail update, the build's lengths and the tail's changed papers (each read once per
-    version), each token's lists, and the final ranking. A backend gives `_write_build`,
-    `_put_tail`, and how its lists are packed (_PKS, _unpack, _packed)."""
+    """What both backends' postings share: the state, the build's frame, the tail update, each
+    token's lists and the ranking. A backend gives `_write_build`, `_put_tail`, and how its
+    lists are packed (_PKS, _unpack, _packed)."""
 
     _PKS = "<i4"  # the dtype of a build's pks
 
@@ -139,7 +138,7 @@ class StoredPostings(Concern):
         raise NotImplementedError
 
     def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
-        """Write (build, term, pks, counts) rows of a build in one transaction."""
+        """Write (build, term, pks, counts) rows in one transaction."""
         with self.db.transaction():
             self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
                                 " VALUES (?, ?, ?, ?)", rows)
@@ -304,9 +303,8 @@ class StoredPostings(Concern):
     def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
              fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
         """(pk, bm25) of the best live papers, best first, or None without a build: each
-        token's postings scored with its factor (idf times its weight in the query) and the
-        average length, both from `statistics(lists, after)` (`after`: the tail's watermark
-        if papers past it are ranked by `fresh(after)`, else None), and the field weights."""
+        token's postings scored with the factors and average length of `statistics` (papers
+        past the tail's watermark `after` ranked by `fresh(after)`) and the field weights."""
         with self.db.snapshot():
             found = self._rank_state()
             if found is None:

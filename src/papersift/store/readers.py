@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, Database
+from papersift.store.sql import Concern, Database, live_since
 from papersift.store.values import StoreConflict
 
 _LISTED = "id, name, email, created_at, last_seen_at, signals_version"
-_READER = _LISTED + ", link_key"
+READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
@@ -62,8 +62,7 @@ class Readers(Concern):
 
     # ------------------------------------------------------------- accounts
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
-        # Names are unique without regard to case (both schemas say so).
-        """A new reader's id; StoreConflict if the name (any case) is taken."""
+        """A new reader's id; StoreConflict if the name (any case: both schemas say so) is taken."""
         found = self.db.value("INSERT INTO readers (name, email, password_hash, created_at)"
                               " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
                               (name, email, password_hash, utc_now()))
@@ -73,11 +72,11 @@ class Readers(Concern):
 
     def find_reader(self, name: str) -> dict[str, Any] | None:
         """The reader of this name (any case), with `password_hash`."""
-        return self.db.one(f"SELECT {_READER}, password_hash FROM readers"
+        return self.db.one(f"SELECT {READER}, password_hash FROM readers"
                            " WHERE lower(name) = lower(?)", (name,))
 
     def get_reader(self, reader_id: int) -> dict[str, Any] | None:
-        return self.db.one(f"SELECT {_READER} FROM readers WHERE id = ?", (reader_id,))
+        return self.db.one(f"SELECT {READER} FROM readers WHERE id = ?", (reader_id,))
 
     def list_readers(self) -> list[dict[str, Any]]:
         """Every reader, by name, without password hashes or link keys."""
@@ -348,13 +347,10 @@ class Readers(Concern):
                      ) -> list[dict[str, Any]]:
         """Live papers (these ids, or those from `since` on), in storage order: id, title,
         abstract, categories, authors, author_slugs, topic_id, section_id, sort_date."""
-        where, params = "p.duplicate_of IS NULL", []
+        where, params = live_since(since if ids is None else None)
         if ids is not None:
             condition, params = self.db.any_of("p.id", list(dict.fromkeys(ids)))
             where += f" AND {condition}"
-        elif since is not None:
-            where += " AND p.sort_date >= ?"
-            params.append(since)
         return [_ranking_row(r) for r in self.db.dicts(
             f"{self._ranking} WHERE {where} ORDER BY p.pk", params)]
 

@@ -32,8 +32,6 @@ MIGRATE_LOCK = 0x7061_7065_7273_0001
 # A write that lost a deadlock or a serialization race is run again this many times.
 _RETRIES = 5
 
-
-# (number, file name, SQL) of every packaged migration, in order.
 migrations = partial(read_migrations, "papersift.store.postgres.migrations")
 
 
