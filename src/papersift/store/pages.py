@@ -41,35 +41,38 @@ class Pages(Concern):
         self._live_count: tuple[float, int] | None = None  # (when, live papers): see _walk_dates
 
     # ------------------------------------------------------------- decorate
-    def _listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add to listing rows: first three authors with slugs, visible summary, topic and section."""
-        ids = [r["id"] for r in rows]
-        if not ids:
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """The listing rows of `sql`, read from one snapshot with their first three authors
+        (with slugs), visible summary, topic and section."""
+        with self.db.snapshot():
+            rows = self.db.dicts(sql, params)
+            ids = [r["id"] for r in rows]
+            if not ids:
+                return rows
+            lead: dict[str, list[dict[str, str]]] = {}
+            among, params = self.db.any_of("pa.paper_id", ids)
+            for pid, name, slug in self.db.rows(
+                    "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
+                    f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
+                    " ORDER BY pa.paper_id, pa.position", params):
+                lead.setdefault(pid, []).append({"name": name, "slug": slug})
+            among, params = self.db.any_of("paper_id", ids)
+            summaries = {r["paper_id"]: r for r in self.db.dicts(
+                "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
+                f" FROM summaries WHERE hidden = 0 AND {among}", params)}
+            among, params = self.db.any_of("pt.paper_id", ids)
+            topics = {r["paper_id"]: r for r in self.db.dicts(
+                "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
+                " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
+                " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+                " LEFT JOIN sections s ON s.id = t.section_id"
+                f" WHERE {among} AND t.retired_build IS NULL", params)}
+            for row in rows:
+                row["lead_authors"] = lead.get(row["id"], [])
+                row["n_authors"] = len([a for a in row["authors_text"].split(", ") if a])
+                row["summary"] = summaries.get(row["id"])
+                row["topic"] = topics.get(row["id"])
             return rows
-        lead: dict[str, list[dict[str, str]]] = {}
-        among, params = self.db.any_of("pa.paper_id", ids)
-        for pid, name, slug in self.db.rows(
-                "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
-                f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
-                " ORDER BY pa.paper_id, pa.position", params):
-            lead.setdefault(pid, []).append({"name": name, "slug": slug})
-        among, params = self.db.any_of("paper_id", ids)
-        summaries = {r["paper_id"]: r for r in self.db.dicts(
-            "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
-            f" FROM summaries WHERE hidden = 0 AND {among}", params)}
-        among, params = self.db.any_of("pt.paper_id", ids)
-        topics = {r["paper_id"]: r for r in self.db.dicts(
-            "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
-            " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
-            " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-            " LEFT JOIN sections s ON s.id = t.section_id"
-            f" WHERE {among} AND t.retired_build IS NULL", params)}
-        for row in rows:
-            row["lead_authors"] = lead.get(row["id"], [])
-            row["n_authors"] = len([a for a in row["authors_text"].split(", ") if a])
-            row["summary"] = summaries.get(row["id"])
-            row["topic"] = topics.get(row["id"])
-        return rows
 
     def _walk_dates(self, total: int, wanted: int) -> bool:
         """Whether walking the date index beats sorting the listing: the walk reads about
@@ -81,10 +84,6 @@ class Pages(Concern):
             self._live_count = (now, int(self.db.value(
                 "SELECT count(*) FROM papers WHERE duplicate_of IS NULL")))
         return wanted * self._live_count[1] < total * total
-
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        with self.db.snapshot():
-            return self._listing_extras(self.db.dicts(sql, params))
 
     def _page(self, source: str, params: Sequence[Any], order: str, limit: int, offset: int,
               walk: str | None = None) -> tuple[int, list[dict[str, Any]]]:

@@ -17,17 +17,6 @@ _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_e
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
 
 
-def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["id"], "title": row["title"], "abstract": row["abstract"],
-        "authors": [a for a in row["authors_text"].split(", ") if a],
-        "categories": (row["categories"] or "").split(),
-        "author_slugs": (row["author_slugs"] or "").split(),
-        "topic_id": row["topic_id"], "section_id": row["section_id"],
-        "sort_date": row["sort_date"],
-    }
-
-
 def _day_before(at: str) -> str | None:
     """The day before an ISO time's day, None if it is not a date."""
     try:
@@ -54,7 +43,7 @@ class Readers(Concern):
                                " WHERE c.paper_id = p.id", "c.position")
         authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
                             " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
-        self._ranking = (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+        self._ranking = (f"SELECT p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
                          f" {categories} AS categories, {authors} AS author_slugs,"
                          " pt.topic_id, t.section_id FROM papers p"
                          " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
@@ -351,8 +340,12 @@ class Readers(Concern):
         if ids is not None:
             condition, params = self.db.any_of("p.id", list(dict.fromkeys(ids)))
             where += f" AND {condition}"
-        return [_ranking_row(r) for r in self.db.dicts(
-            f"{self._ranking} WHERE {where} ORDER BY p.pk", params)]
+        rows = self.db.dicts(f"{self._ranking} WHERE {where} ORDER BY p.pk", params)
+        for row in rows:
+            row["authors"] = [a for a in row.pop("authors_text").split(", ") if a]
+            row["categories"] = (row["categories"] or "").split()
+            row["author_slugs"] = (row["author_slugs"] or "").split()
+        return rows
 
     def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
         """About n live papers from before that day, spread evenly over the store (the same

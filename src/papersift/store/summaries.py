@@ -16,7 +16,6 @@ _COLUMNS = BY_NAME["summaries"].columns
 class Summaries(Concern):
     """TL;DRs and blurbs with provenance, staleness and readers' flags."""
 
-    # ----------------------------------------------------------------- reads
     def summary_states(self, since: str | None = None, batch: int = 1000
                        ) -> Iterable[dict[str, Any]]:
         """Every paper (not duplicates) with what the summaries stage needs to judge staleness.
@@ -45,7 +44,6 @@ class Summaries(Concern):
         return {row["paper_id"]: _summary_dict(row) for row in self.db.dicts(
             f"SELECT * FROM summaries WHERE hidden = 0 AND {among}", params)}
 
-    # ---------------------------------------------------------------- writes
     def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
         """Insert or replace summaries in one transaction; flags reset unless the row sets them.
 

@@ -203,10 +203,8 @@ class Topics(Concern):
     def _refresh_sizes(self, topic_ids: Sequence[int] | None = None) -> None:
         sql = ("UPDATE topics SET size = (SELECT count(*) FROM paper_topics pt"
                " WHERE pt.topic_id = topics.id) WHERE retired_build IS NULL")
-        if topic_ids is None:
-            self.db.execute(sql)
-            return
-        condition, params = self.db.any_of("id", topic_ids, "bigint")
+        condition, params = (("1 = 1", []) if topic_ids is None
+                             else self.db.any_of("id", topic_ids, "bigint"))
         self.db.execute(f"{sql} AND {condition}", params)
 
     def assign_papers(self, rows: Sequence[tuple[str, int, float | None]]) -> int:

@@ -86,7 +86,6 @@ class KeywordPostings(StoredPostings):
                     on_progress(written, max(total, written))
         return written
 
-    # ------------------------------------------------------------------- tail
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
         """From the papers' tsvectors."""
         if replaced:
@@ -101,7 +100,6 @@ class KeywordPostings(StoredPostings):
             " FROM unnest(?::bigint[]) AS w(pk)"
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
-    # ---------------------------------------------------------------- ranking
     def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
         # In one round trip: on a busy server each statement costs about as much CPU as a
         # thousand postings scored.

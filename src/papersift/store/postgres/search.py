@@ -185,7 +185,6 @@ class Search(search.Search):
         return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
                 for found in keys], size
 
-    # -------------------------------------------------------------- filters
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         """A tsquery: each name's words as a phrase among the authors' lexemes (weight
         class C)."""

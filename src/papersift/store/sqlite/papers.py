@@ -48,7 +48,6 @@ class Papers(papers.Papers):
         finally:
             builder.close()
 
-    # ---------------------------------------------------------------- writes
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
         # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
         # reading the new rows back.

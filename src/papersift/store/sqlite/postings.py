@@ -162,7 +162,6 @@ class KeywordPostings(StoredPostings):
         except sqlite3.IntegrityError:
             raise StoreError("another build of the keyword postings is running") from None
 
-    # ------------------------------------------------------------------- tail
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
         among, params = self.db.any_of("pk", pks, "bigint")
         if replaced:
