@@ -38,7 +38,6 @@ class Papers(Concern):
     lines_table = "source_lines"
 
     # ------------------------------------------------------- what a backend provides
-
     def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
         """Insert these papers' rows (COLUMNS but pk); the ids of those inserted (a paper
         another writer stored first is left out)."""

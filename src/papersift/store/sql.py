@@ -113,8 +113,7 @@ class Database:
         """Travelling rows (vectors as bytes at `vectors`) as this backend's parameters."""
         return rows
 
-    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
-                    ) -> None:
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         """In the copy's transaction, after `rows` were added to `table` (`serial` names its
         key if the backend hands out its ids): what the backend keeps beside them follows."""
 

@@ -18,11 +18,9 @@ class Summaries(Concern):
 
     def summary_states(self, since: str | None = None, batch: int = 1000
                        ) -> Iterable[dict[str, Any]]:
-        """Every paper (not duplicates) with what the summaries stage needs to judge staleness.
-
-        Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's
-        summary_hash, flagged, hidden (None when the paper has no summary). In pk order.
-        """
+        """Live papers in pk order with what the summaries stage judges staleness by: id, title,
+        abstract, authors (list), sort_date, and the stored summary's summary_hash, flagged,
+        hidden (None when the paper has no summary)."""
         where, params = live_since(since)
         for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
@@ -46,11 +44,8 @@ class Summaries(Concern):
 
     def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
         """Insert or replace summaries in one transaction; flags reset unless the row sets them.
-
-        Each row: paper_id, tldr, blurb, writer, input_hash, and optionally model,
-        prompt_version, created_at (default now), notes, tokens, seconds, flagged,
-        flag_reason, hidden.
-        """
+        Each row: paper_id, tldr, blurb, writer, input_hash, and optionally model, prompt_version,
+        created_at (default now), notes, tokens, seconds, flagged, flag_reason, hidden."""
         if not rows:
             return 0
         now = utc_now()

@@ -143,9 +143,8 @@ class Tables(Concern):
             (*(after or ()), int(limit)), spec.vector_indexes)
 
     def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
-        """Add rows in one transaction, skipping those whose key is stored; what derives
-        from them (the keyword index, the next ids handed out) follows. Returns how many
-        were added."""
+        """Add rows in one transaction, skipping those whose key is stored (how many were added);
+        what derives from them (the keyword index, the next ids handed out) follows."""
         spec = _spec(table)
         if not rows:
             return 0

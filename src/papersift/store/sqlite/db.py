@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -136,14 +136,10 @@ class SQLiteDatabase(Database):
     def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         # executemany sums the counts: one execute a row on one cursor (the statement is
         # cached; a RETURNING clause would cost twice as much a row).
-        cursor = self.conn.cursor()
-        try:
+        with closing(self.conn.cursor()) as cursor:
             return [cursor.execute(sql, row).rowcount for row in rows]
-        finally:
-            cursor.close()
 
-    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
-                    ) -> None:
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         if table == "papers" and rows:
             self.index_papers(*self.any_of("pk", [row[0] for row in rows], "bigint"))
 

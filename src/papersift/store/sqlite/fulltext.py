@@ -87,10 +87,8 @@ def apply_news(conn: sqlite3.Connection, index: str, news: News) -> int:
 
 
 def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> bool:
-    """Copy the helper's index into the store, bring it up to date and end the deferral.
-
-    Returns False if the copy did not cover every paper and the index was rebuilt instead.
-    """
+    """Copy the helper's index into the store, bring it up to date and end the deferral;
+    False if the copy did not cover every paper and the index was rebuilt instead."""
     # A connection of its own: FTS5 caches an index's structure per connection, and the
     # store's connection sees the new one as a change made by another connection.
     conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
@@ -136,12 +134,9 @@ class FulltextBuilder:
             self._commands.send("finish")
 
     def finish(self) -> tuple[int, int]:
-        """After request_finish, wait for the helper to index every committed paper; returns
-        (watermark, last_seq).
-
-        StoreError if it failed: the papers stay committed, and the store stays marked so
-        that the next ingest builds the index again.
-        """
+        """After request_finish, wait for the helper to index every committed paper: (watermark,
+        last_seq). StoreError if it failed: the papers stay committed, and the store marked,
+        so that the next ingest builds the index again."""
         again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
             kind, payload = self._replies.recv()

@@ -124,8 +124,7 @@ class Search(search.Search):
             return None
         tokens = [t[0] for t in found]
 
-        def statistics(lists: dict[str, Postings], after: int | None
-                       ) -> tuple[list[float], float]:
+        def statistics(lists: dict[str, Postings], after: int | None) -> tuple[list[float], float]:
             # FTS5's N and average length; a token's papers are its lists' and, past
             # `after`, those FTS5 holds.
             rows, tokens_total = averages(self.conn)
