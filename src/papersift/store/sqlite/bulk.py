@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from papersift.clock import utc_now
+from papersift.store.sql import marks
 from papersift.store.sqlite.db import transaction
 from papersift.store.sqlite.fulltext import fulltext_deferred
 
@@ -37,10 +38,9 @@ def defer_indexes(conn: sqlite3.Connection, wanted: bool = True) -> bool:
         if not wanted or conn.execute("SELECT 1 FROM papers LIMIT 1").fetchone():
             return False
         conn.execute("INSERT INTO fulltext_deferred(id, started_at) VALUES (1, ?)", (utc_now(),))
-        marks = ",".join("?" * len(DEFERRABLE_INDEXES))
         for name, sql in conn.execute(
-                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
-                DEFERRABLE_INDEXES).fetchall():
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                f" AND name IN ({marks(DEFERRABLE_INDEXES)})", DEFERRABLE_INDEXES).fetchall():
             conn.execute("INSERT INTO deferred_indexes(name, sql) VALUES (?, ?)", (name, sql))
             conn.execute(f'DROP INDEX "{name}"')
     return True

@@ -16,6 +16,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from papersift.store.sql import marks
 from papersift.store.sqlite.db import PAGE_SIZE, transaction
 from papersift.store.values import StoreError
 
@@ -91,8 +92,7 @@ def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> 
     False if the copy did not cover every paper and the index was rebuilt instead."""
     # A connection of its own: FTS5 caches an index's structure per connection, and the
     # store's connection sees the new one as a change made by another connection.
-    conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
-    try:
+    with contextlib.closing(sqlite3.connect(db_path, isolation_level=None, timeout=30)) as conn:
         conn.execute("ATTACH DATABASE ? AS built", (str(scratch),))
         with transaction(conn):
             for table in _INDEX_TABLES:
@@ -107,8 +107,6 @@ def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> 
             conn.execute("DELETE FROM fulltext_log")
             conn.execute("DELETE FROM fulltext_deferred")
         conn.execute("DETACH DATABASE built")
-    finally:
-        conn.close()
     return complete
 
 
@@ -181,8 +179,7 @@ def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connecti
 
 def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, parent: int
                           ) -> tuple[int, int] | None:
-    index = ScratchIndex(db_path, scratch)
-    try:
+    with contextlib.closing(ScratchIndex(db_path, scratch)) as index:
         while True:
             index.catch_up()
             try:
@@ -193,8 +190,6 @@ def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, pa
                 return None  # the writer is gone
             if os.getppid() != parent:
                 return None
-    finally:
-        index.close()
 
 
 class ScratchIndex:
@@ -211,9 +206,8 @@ class ScratchIndex:
         self.conn.execute("ATTACH DATABASE ? AS store", (db_path.resolve().as_uri() + "?mode=ro",))
         self.conn.execute(self.conn.execute(
             "SELECT sql FROM store.sqlite_master WHERE name = 'papers_fts'").fetchone()[0])
-        marks = ",".join("?" * len(_BUILD_SETTINGS))
         for key, value in self.conn.execute(
-                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks})",
+                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks(_BUILD_SETTINGS)})",
                 _BUILD_SETTINGS).fetchall():
             self.conn.execute(
                 "INSERT INTO papers_fts(papers_fts, rank) VALUES (?, ?)", (key, value))

@@ -31,8 +31,7 @@ class Papers(papers.Papers):
         if not bulk.defer_indexes(self.db.conn, wanted):
             yield False
             return
-        builder = FulltextBuilder(self.db.path)
-        try:
+        with contextlib.closing(FulltextBuilder(self.db.path)) as builder:
             with bulk.held_lines(self.db.conn) as self.lines_table:
                 try:
                     yield True
@@ -42,8 +41,6 @@ class Papers(papers.Papers):
             bulk.build_deferred_indexes(self.db.conn)  # while the helper indexes the last papers
             watermark, last_seq = builder.finish()
             adopt_index(self.db.path, builder.scratch, watermark, last_seq)
-        finally:
-            builder.close()
 
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
         # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save

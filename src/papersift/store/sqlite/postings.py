@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -95,9 +96,8 @@ class KeywordPostings(StoredPostings):
 
     def _write_build(self, build: int, on_progress: Progress | None) -> Built:
         """Copies the FTS5 index, as of one snapshot of a connection of its own."""
-        reader = sqlite3.connect(f"file:{self.db.location}?mode=ro", uri=True,
-                                 isolation_level=None, check_same_thread=False)
-        try:
+        with closing(sqlite3.connect(f"file:{self.db.location}?mode=ro", uri=True,
+                                     isolation_level=None, check_same_thread=False)) as reader:
             reader.execute("CREATE VIRTUAL TABLE temp.build_terms"
                            " USING fts5vocab(main, papers_fts, row)")
             reader.execute("CREATE VIRTUAL TABLE temp.build_entries"
@@ -107,8 +107,6 @@ class KeywordPostings(StoredPostings):
             papers = averages(reader)[0]
             lengths, terms = self._write_postings(reader, build, watermark, on_progress)
             reader.execute("COMMIT")
-        finally:
-            reader.close()
         return Built(since, version, watermark, papers, lengths, terms)
 
     def _write_postings(self, reader: sqlite3.Connection, build: int, watermark: int,
