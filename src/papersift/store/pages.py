@@ -29,12 +29,9 @@ def feed_horizon() -> str:
 
 
 class Pages(Concern):
-    """The reads of the site's listings: days, topics, sections, categories, authors, sitemap.
-
-    A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
+    """A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
     lead_authors [{name, slug}] (first three), n_authors, summary (visible, or None) and
-    topic ({slug, label, section_slug, section_label, section_position}, or None).
-    """
+    topic ({slug, label, section_slug, section_label, section_position}, or None)."""
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)

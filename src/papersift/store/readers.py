@@ -26,14 +26,11 @@ def _day_before(at: str) -> str | None:
 
 
 class Readers(Concern):
-    """Readers: accounts, sessions, and each reader's own signals. Every method that takes a
-    reader_id reads or writes only that reader's rows: no call reaches another's data.
-
-    A reader is a dict: id, name, email, created_at, last_seen_at, signals_version (moves
-    whenever the reader's follows, reactions, collections or profile entries change) and
-    link_key (random, made with the account: every emailed link carries it, so no link reaches
-    another account). Ids are never handed out twice, not even after a reader is removed.
-    """
+    """Every method that takes a reader_id reads or writes only that reader's rows. A reader is
+    a dict: id, name, email, created_at, last_seen_at, signals_version (moves whenever the
+    reader's follows, reactions, collections or profile entries change) and link_key (random,
+    made with the account: every emailed link carries it, so no link reaches another account).
+    Ids are never handed out twice, not even after a reader is removed."""
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)

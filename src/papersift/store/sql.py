@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from papersift.store.values import StoreError
 
 T = TypeVar("T")
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+_MIGRATION_NAME = re.compile(r"^\d{4}_[a-z0-9_]+\.sql$")
 
 
 class Database:
@@ -142,12 +142,9 @@ class Database:
 
 def read_migrations(package: str) -> list[tuple[int, str, str]]:
     """(number, file name, SQL) of every migration in `package` (a backend's), in order."""
-    found = []
-    for entry in resources.files(package).iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    found.sort()
+    found = sorted((int(entry.name[:4]), entry.name, entry.read_text(encoding="utf-8"))
+                   for entry in resources.files(package).iterdir()
+                   if _MIGRATION_NAME.match(entry.name))
     numbers = [n for n, _, _ in found]
     if len(set(numbers)) != len(numbers):
         raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")

@@ -36,10 +36,9 @@ migrations = partial(read_migrations, "papersift.store.postgres.migrations")
 
 
 def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
-    """Open the database at `url`, migrating papersift's schema to the newest unless read-only.
-
-    The connection is in autocommit mode: a read is one statement (one snapshot), and every
-    write method opens its own transaction (`transaction`)."""
+    """Open the database at `url`, migrating papersift's schema to the newest unless read-only;
+    in autocommit mode (a read is one statement, one snapshot; every write method opens its
+    own transaction)."""
     try:
         # No server-side prepared statements: a generic plan would evaluate a query's
         # tsquery functions once per row instead of once (4x slower keyword search), and

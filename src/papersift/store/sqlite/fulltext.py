@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from papersift.store.sql import marks
-from papersift.store.sqlite.db import PAGE_SIZE, transaction
+from papersift.store.sqlite.db import PAGE_SIZE, snapshot, transaction
 from papersift.store.values import StoreError
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
@@ -54,12 +54,10 @@ class News(NamedTuple):
 def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: int,
               limit: int | None = None) -> News:
     """The changes and rows that bring an index at (watermark, last_seq) up to the papers of
-    schema `store`, read from one snapshot (the caller holds one transaction).
-
-    Rows up to `watermark` were indexed as they were when the log's sequence was `last_seq`:
-    the changes logged since are replayed on them. Rows above it are indexed as they are
-    now, at most `limit` of them (the returned watermark is the last one's).
-    """
+    schema `store`, read from one snapshot (the caller holds one transaction). Rows up to
+    `watermark` were indexed as they were at the log's sequence `last_seq`: the changes logged
+    since are replayed on them. Rows above it are indexed as they are now, at most `limit` of
+    them (the returned watermark is the last one's)."""
     seq = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {store}.fulltext_log").fetchone()[0]
     changes = conn.execute(
         f"SELECT pk, old_title, old_abstract, old_authors_text, new_title, new_abstract,"
@@ -221,11 +219,8 @@ class ScratchIndex:
             # holds its snapshot, the writer's checkpoints cannot reuse the WAL, which grew to
             # ~1 GB when rows were indexed inside it (~120 MB now).
             # A deferred BEGIN: IMMEDIATE would also lock the store against its writer.
-            self.conn.execute("BEGIN")
-            try:
+            with snapshot(self.conn):
                 news = read_news(self.conn, "store", *self.position, limit=_ROWS_PER_READ)
-            finally:
-                self.conn.execute("COMMIT")
             self.conn.execute("BEGIN")
             indexed += apply_news(self.conn, "main", news)
             self.conn.execute("COMMIT")

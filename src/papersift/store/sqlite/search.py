@@ -28,9 +28,8 @@ def fts_term(term: Term) -> str:
 
 
 def fts_expression(query: KeywordQuery) -> str:
-    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere.
-
-    A term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
+    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere. A
+    term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
     so it counts w times, and the OR matches what the term alone matches."""
     parts: list[str] = []
     previous_was_term = False
