@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern
+from papersift.store.sql import Concern, T
 from papersift.store.values import KeywordQuery, StoreError, Term
 
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
@@ -67,11 +67,8 @@ def plain_terms(query: KeywordQuery) -> list[Term] | None:
     """The query's words if the postings can rank it: an OR of plain words (one word alone may
     be joined by AND); None for phrases, prefixes and written operators."""
     terms = query.terms
-    if not terms or len(terms) != len(query.items):
-        return None
-    if query.default_operator != "OR" and len(terms) > 1:
-        return None
-    if any(t.phrase or t.prefix for t in terms):
+    if (not terms or len(terms) != len(query.items) or any(t.phrase or t.prefix for t in terms)
+            or (query.default_operator != "OR" and len(terms) > 1)):
         return None
     return terms
 
@@ -246,25 +243,16 @@ class StoredPostings(Concern):
         return len(logged), len(pks)
 
     # ---------------------------------------------------------------- ranking
-    def _cached(self, cache: dict[str, tuple[Any, np.ndarray]], version: Any,
-                read: Callable[[], np.ndarray]) -> np.ndarray:
-        """What `read` gives, read again only when `version` moves (per database)."""
-        cached = cache.get(self.db.location)
-        if cached is None or cached[0] != version:
-            cached = (version, read())
-            with _LOCK:
-                cache[self.db.location] = cached
-        return cached[1]
-
     def _lengths(self, state: IndexState) -> np.ndarray:
         """Each paper's length in the build, indexed by pk."""
-        return self._cached(_LENGTHS, state.build, lambda: np.frombuffer(bytes(
+        return cached(_LENGTHS, self.db.location, state.build, lambda: np.frombuffer(bytes(
             self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
         ).astype(np.int64))
 
     def _changed(self, state: IndexState) -> np.ndarray:
         """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        return self._cached(_CHANGED, (state.build, state.tail_version), lambda: np.asarray(
+        version = (state.build, state.tail_version)
+        return cached(_CHANGED, self.db.location, version, lambda: np.asarray(
             self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark"
                            " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
 
@@ -332,6 +320,16 @@ class StoredPostings(Concern):
         if len(duplicates):
             chosen = chosen[~np.isin(pks[chosen], np.asarray(duplicates, dtype=np.int64))]
         return [(int(pks[i]), float(scores[i])) for i in chosen[:limit]]
+
+
+def cached(cache: dict[str, tuple[Any, T]], key: str, version: Any, read: Callable[[], T]) -> T:
+    """What `read` gives, read again only when `version` moves (per `key`: a database)."""
+    found = cache.get(key)
+    if found is None or found[0] != version:
+        found = (version, read())
+        with _LOCK:
+            cache[key] = found
+    return found[1]
 
 
 def _drain(step: Callable[[], tuple[int, int]]) -> int:

@@ -20,13 +20,13 @@ import psycopg
 from papersift.store import search
 from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
-from papersift.store.postings import K1, B, idf
+from papersift.store.postings import K1, B, cached, idf
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 _OPERATORS = ("AND", "OR", "NOT")
-# The papers' average length per database, with the index size it was read at (// 2000).
-_LENGTHS: dict[str, tuple[float, int]] = {}
+# Per database: the index size // 2000 the papers' average length was read at, and the length.
+_LENGTHS: dict[str, tuple[int, float]] = {}
 # How long the counts a search plan read serve its ranking (see Search._statistics).
 JUST_READ_SECONDS = 1.0
 
@@ -166,13 +166,9 @@ class Search(search.Search):
             " LIMIT ?", (prefix, *([after] if after else []), int(limit))))
 
     def _average_length(self, size: int) -> float:
-        """The papers' average length (LENGTH), cached like the document counts."""
-        generation = size // 2000
-        cached = _LENGTHS.get(self.db.location)
-        if cached is None or cached[1] != generation:
-            length = float(self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
-            cached = _LENGTHS[self.db.location] = (length, generation)
-        return max(cached[0], 1.0)
+        """The papers' average length (LENGTH), read again when the store grew by 2,000."""
+        return max(cached(_LENGTHS, self.db.location, size // 2000, lambda: float(
+            self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))), 1.0)
 
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),

@@ -89,11 +89,10 @@ class Search(search.Search):
         for term in tokens:
             cached = cache.get(term)
             if cached is None or cached[1] != generation:
-                row = self.conn.execute(
-                    "SELECT doc FROM temp.papers_fts_rows WHERE term = ?", (term,)).fetchone()
+                docs = self.db.value("SELECT doc FROM temp.papers_fts_rows WHERE term = ?", (term,))
                 if len(cache) > _DOC_COUNTS_MAX:
                     cache.clear()
-                cached = cache[term] = (int(row[0]) if row else 0, generation)
+                cached = cache[term] = (int(docs or 0), generation)
             counts[term] = cached[0]
         return counts
 
@@ -103,9 +102,9 @@ class Search(search.Search):
         if not prefix or limit < 1:
             return {}
         self._vocabulary()
-        rows = self.conn.execute(
+        rows = self.db.rows(
             "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
-            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))).fetchall()
+            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))
         return {str(term): int(doc) for term, doc in rows}
 
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
@@ -131,9 +130,8 @@ class Search(search.Search):
             for tok, term in zip(tokens, terms, strict=True):
                 docs = len(lists[tok])
                 if after is not None:
-                    docs += int(self.conn.execute(
-                        "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ? AND rowid > ?",
-                        (fts_term(term), after)).fetchone()[0])
+                    docs += int(self.db.value("SELECT count(*) FROM papers_fts WHERE papers_fts"
+                                              " MATCH ? AND rowid > ?", (fts_term(term), after)))
                 factors.append(idf(rows, docs) * max(1, term.weight))
             return factors, tokens_total / rows if rows else 0.0
 
