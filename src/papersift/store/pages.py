@@ -137,9 +137,8 @@ class Pages(Concern):
                                       (topic_id,)))
             if offset and offset >= total:
                 return total, []
-            # Topics cluster in time, so walking the date index can read far more rows than
-            # the topic has: order the topic's ids by date from the covering index, then read
-            # one page.
+            # Topics cluster in time, so walking the date index can read far more rows than the
+            # topic has: order the topic's ids by date from the covering index, then read a page.
             ids = self.db.column(
                 "SELECT p.id FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
                 f" WHERE pt.topic_id = ? AND {_LIVE} {_NEWEST} LIMIT ? OFFSET ?",
@@ -230,11 +229,10 @@ class Pages(Concern):
     # --------------------------------------------------------------- sitemap
     def sitemap_counts(self) -> dict[str, int]:
         """Live papers, authors and live topics."""
-        papers, authors, topics = self.db.rows(
-            "SELECT (SELECT count(*) FROM papers WHERE duplicate_of IS NULL),"
-            " (SELECT count(*) FROM authors),"
-            " (SELECT count(*) FROM topics WHERE retired_build IS NULL)")[0]
-        return {"papers": papers, "authors": authors, "topics": topics}
+        return self.db.dicts(
+            "SELECT (SELECT count(*) FROM papers WHERE duplicate_of IS NULL) AS papers,"
+            " (SELECT count(*) FROM authors) AS authors,"
+            " (SELECT count(*) FROM topics WHERE retired_build IS NULL) AS topics")[0]
 
     def sitemap_slice(self, kind: str, limit: int, offset: int) -> list[tuple[str, str | None]]:
         """(key, last date) of papers, authors, topics or sections in a stable order."""

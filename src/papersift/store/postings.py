@@ -355,11 +355,10 @@ def idf(papers: int, docs: int) -> float:
 
 def bm25(lists: Sequence[tuple[Postings, float]], field_weights: Sequence[float],
          average_length: float) -> tuple[np.ndarray, np.ndarray]:
-    """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query
-    term's postings with its idf times its weight in the query.
-
-    Each term adds idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), with f
-    the field-weighted count, as bm25() does for each phrase of an FTS5 query."""
+    """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query term's
+    postings with its idf times its weight in the query. Each term adds, as FTS5's bm25() for
+    each phrase, idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), f the
+    field-weighted count."""
     weights = np.asarray(field_weights, dtype=np.float64)
     pks: list[np.ndarray] = []
     scores: list[np.ndarray] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any
@@ -15,14 +16,6 @@ READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
-
-
-def _day_before(at: str) -> str | None:
-    """The day before an ISO time's day, None if it is not a date."""
-    try:
-        return (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
-    except ValueError:
-        return None
 
 
 class Readers(Concern):
@@ -116,7 +109,9 @@ class Readers(Concern):
         """One atomic step: True, and one mark under each key (tagged `attempt`), if every key
         ('name:ada', 'ip:10.0.0.1', ...) has fewer marks than its limit since `since`; False,
         and nothing written, otherwise. Concurrent claims never pass a limit together."""
-        day_before = _day_before(at)
+        day_before: str | None = None
+        with contextlib.suppress(ValueError):  # an `at` that is no date deletes no old marks
+            day_before = (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
         with self.db.transaction():
             # One lock per key, taken in key order: the counts and the marks are one step.
             for key in sorted(k for k, _ in limits):

@@ -39,7 +39,6 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 
 
-
 class KeywordPostings(StoredPostings):
     """The postings' build from the stored tsvectors, tail and ranking (used by Search)."""
 

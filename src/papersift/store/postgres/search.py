@@ -158,12 +158,9 @@ class Search(search.Search):
         which is code point order: FTS5's vocabulary walk and Python's sort agree)."""
         if not prefix or limit < 1:
             return {}
-        last = ord(prefix[-1])
-        after = prefix[:-1] + chr(last + 1) if last < 0x10FFFF else None
-        bound = "" if after is None else " AND lexeme < ?"
         return dict(self.db.rows(
-            f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= ?{bound} ORDER BY lexeme"
-            " LIMIT ?", (prefix, *([after] if after else []), int(limit))))
+            "SELECT lexeme, papers FROM lexicon WHERE lexeme >= ? AND lexeme < ? ORDER BY lexeme"
+            " LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))))
 
     def _average_length(self, size: int) -> float:
         """The papers' average length (LENGTH), read again when the store grew by 2,000."""
