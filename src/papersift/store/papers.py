@@ -69,12 +69,11 @@ class Papers(Concern):
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
         """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record
         its source already gave unchanged costs one lookup and counts as unchanged; a new paper
-        with the DOI or title key of a stored one is linked to it as a duplicate.
-
-        Concurrent upserts (two ingests at once) take turns batch by batch through one lock:
-        the merge and duplicate rules must see every paper committed before, and a duplicate
-        shares no unique key with its original (only a DOI or a title key), so row locks alone
-        could not stop two writers from each storing one copy as an original."""
+        with the DOI or title key of a stored one is linked to it as a duplicate. Concurrent
+        upserts (two ingests at once) take turns batch by batch through one lock: the merge and
+        duplicate rules must see every paper committed before, and a duplicate shares no unique
+        key with its original (only a DOI or a title key), so row locks alone could not stop two
+        writers from each storing one copy as an original."""
         if not items:
             return UpsertReport()
 

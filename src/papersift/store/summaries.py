@@ -77,12 +77,9 @@ class Summaries(Concern):
 
     def hide_summary(self, paper_id: str, note: str | None = None) -> bool:
         """Stop showing a summary (kept for the record, with the reason appended to its notes)."""
-        # The cast gives the first mark a type: PostgreSQL cannot tell one for `? IS NULL`.
         return self.db.execute(
-            "UPDATE summaries SET hidden = 1,"
-            " notes = CASE WHEN CAST(? AS TEXT) IS NULL THEN notes"
-            "  WHEN notes IS NULL THEN ? ELSE notes || '; ' || ? END"
-            " WHERE paper_id = ?", (note, note, note, paper_id)) > 0
+            "UPDATE summaries SET hidden = 1, notes = coalesce(notes || '; ' || ?, ?, notes)"
+            " WHERE paper_id = ?", (note, note, paper_id)) > 0
 
 
 def _summary_dict(row: dict[str, Any]) -> dict[str, Any]:

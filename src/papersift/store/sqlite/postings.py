@@ -113,11 +113,9 @@ class KeywordPostings(StoredPostings):
                         on_progress: Progress | None) -> tuple[np.ndarray, int]:
         """Reads the index's entries (term order, then paper, column, offset) and writes one
         row per term; returns each paper's length (its entries) and the terms written."""
-        names, counts = [], []
-        for term, entries in reader.execute("SELECT term, cnt FROM temp.build_terms"):
-            names.append(term)
-            counts.append(entries)
-        ends = np.cumsum(np.asarray(counts, dtype=np.int64))
+        vocabulary = reader.execute("SELECT term, cnt FROM temp.build_terms").fetchall()
+        names = [term for term, _ in vocabulary]
+        ends = np.cumsum(np.asarray([entries for _, entries in vocabulary], dtype=np.int64))
         total = int(ends[-1]) if len(ends) else 0
         lengths = np.zeros(watermark + 1, dtype=np.int64)
         batch: list[tuple[int, str, bytes, bytes]] = []
