@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.sql import Concern, dedupe_last, live_since
 
 # A topic as every reader of this concern gets it; `label` is what readers see.
 _TOPIC_COLUMNS = ("t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label,"
@@ -320,19 +320,16 @@ class Topics(Concern):
     def weekly_topic_counts(self, since: str | None = None, topic_id: int | None = None
                             ) -> dict[int, dict[str, int]]:
         """{topic id: {week start (Monday, YYYY-MM-DD): papers}}, by sort_date."""
-        sql = ("SELECT pt.topic_id, p.sort_date, count(*) FROM paper_topics pt"
-               " JOIN papers p ON p.id = pt.paper_id"
-               " WHERE p.duplicate_of IS NULL AND p.sort_date IS NOT NULL")
-        params: list[Any] = []
-        if since is not None:
-            sql += " AND p.sort_date >= ?"
-            params.append(since)
+        where, params = live_since(since)
         if topic_id is not None:
-            sql += " AND pt.topic_id = ?"
+            where += " AND pt.topic_id = ?"
             params.append(int(topic_id))
         counts: dict[int, dict[str, int]] = {}
         # Days are grouped by SQL, weeks here: date arithmetic on text is the client's job.
-        for topic, day, n in self.db.rows(sql + " GROUP BY 1, 2 ORDER BY 1, 2", params):
+        for topic, day, n in self.db.rows(
+                "SELECT pt.topic_id, p.sort_date, count(*) FROM paper_topics pt JOIN papers p"
+                f" ON p.id = pt.paper_id WHERE {where} AND p.sort_date IS NOT NULL"
+                " GROUP BY 1, 2 ORDER BY 1, 2", params):
             weeks = counts.setdefault(topic, {})
             week = _monday(day)
             weeks[week] = weeks.get(week, 0) + n  # type: ignore[index]

@@ -24,11 +24,6 @@ DEFERRABLE_INDEXES = ("papers_sort_date", "papers_category_date", "papers_id_dat
                       "paper_authors_author", "paper_categories_category")
 
 
-def deferred_indexes(conn: sqlite3.Connection) -> list[str]:
-    """The indexes a bulk load has dropped and not yet built again."""
-    return [r[0] for r in conn.execute("SELECT name FROM deferred_indexes ORDER BY name")]
-
-
 def defer_indexes(conn: sqlite3.Connection, wanted: bool = True) -> bool:
     """Mark the store's indexes as built after the load, if `wanted` and the store has no
     papers; True if they now are (or still were, after an interrupted load)."""

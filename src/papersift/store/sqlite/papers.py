@@ -19,8 +19,8 @@ class Papers(papers.Papers):
 
     def _pending(self) -> dict[str, Any]:
         # Set while a bulk load builds these indexes, or after one was killed.
-        return {"full_text_index_pending": fulltext_deferred(self.db.conn),
-                "indexes_pending": bulk.deferred_indexes(self.db.conn)}
+        return {"full_text_index_pending": fulltext_deferred(self.db.conn), "indexes_pending":
+                self.db.column("SELECT name FROM deferred_indexes ORDER BY name")}
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
