@@ -32,18 +32,15 @@ def fts_expression(query: KeywordQuery) -> str:
     term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
     so it counts w times, and the OR matches what the term alone matches."""
     parts: list[str] = []
-    previous_was_term = False
-    for item in query.items:
+    for i, item in enumerate(query.items):
         if isinstance(item, str):
             parts.append(item)
-            previous_was_term = False
             continue
-        if previous_was_term:
+        if i and isinstance(query.items[i - 1], Term):
             parts.append(query.default_operator)
         weight = max(1, int(item.weight))
         written = " OR ".join([fts_term(item)] * weight)
         parts.append(written if weight == 1 else f"({written})")
-        previous_was_term = True
     return " ".join(parts)
 
 
