@@ -230,8 +230,8 @@ def test_summaries(backend: Store) -> None:
     assert summaries.hide_summary("2601.00002", "hidden for a test")
     assert set(summaries.summaries_for(["2601.00001", "2601.00002"])) == {"2601.00001"}
     assert summaries.get_summary("2601.00002")["hidden"]  # still there, not shown
-    stats = summaries.summary_stats()
-    assert (stats["summarized"], stats["flagged"], stats["hidden"]) == (4, 1, 1)
+    assert [(s["id"], s["flagged"], s["hidden"]) for s in summaries.summary_states()] == [
+        ("2601.00001", 1, 0), ("2601.00002", 0, 1), ("2601.00003", 0, 0), ("2601.00004", 0, 0)]
 
 
 # ---------------------------------------------------------------------- topics

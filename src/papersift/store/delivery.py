@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from papersift.clock import utc_now
+from papersift.store import readers
 from papersift.store.sql import Concern
 from papersift.store.tables import BY_NAME
 
 DEFAULTS = {"schedule": "daily", "days": ["mon"], "paused": False}
-_READER = ("r.id, r.name, r.email, r.created_at, r.last_seen_at, r.signals_version,"
-           " r.link_key")
+_READER = "r." + readers.READER.replace(", ", ", r.")  # a reader as Readers gives one
 _DIGEST = ", ".join(BY_NAME["digests"].columns)
 
 

@@ -32,8 +32,8 @@ class TableCheck:
 
     table: str
     source_rows: int
-    target_rows: int
     source_digest: str
+    target_rows: int
     target_digest: str
 
     @property
@@ -83,9 +83,7 @@ def compare(source: Store, target: Store, name: str, batch: int = BATCH) -> Tabl
     def digest(store: Store) -> tuple[int, str]:
         return row_digest(row for rows in _batches(store, name, None, batch) for row in rows)
 
-    source_rows, source_digest = digest(source)
-    target_rows, target_digest = digest(target)
-    return TableCheck(name, source_rows, target_rows, source_digest, target_digest)
+    return TableCheck(name, *digest(source), *digest(target))
 
 
 def migrate_store(source: Store, target: Store, batch: int = BATCH,

@@ -29,47 +29,47 @@ def feed_horizon() -> str:
 
 
 class Pages(Concern):
-    """The reads of the site's listings: days, topics, sections, categories, authors, sitemap.
-
-    A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
+    """A listing row: id, title, abstract, authors_text, sort_date, announced, primary_category,
     lead_authors [{name, slug}] (first three), n_authors, summary (visible, or None) and
-    topic ({slug, label, section_slug, section_label, section_position}, or None).
-    """
+    topic ({slug, label, section_slug, section_label, section_position}, or None)."""
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
         self._live_count: tuple[float, int] | None = None  # (when, live papers): see _walk_dates
 
     # ------------------------------------------------------------- decorate
-    def _listing_extras(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Add to listing rows: first three authors with slugs, visible summary, topic and section."""
-        ids = [r["id"] for r in rows]
-        if not ids:
+    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """The listing rows of `sql`, read from one snapshot with their first three authors
+        (with slugs), visible summary, topic and section."""
+        with self.db.snapshot():
+            rows = self.db.dicts(sql, params)
+            ids = [r["id"] for r in rows]
+            if not ids:
+                return rows
+            lead: dict[str, list[dict[str, str]]] = {}
+            among, params = self.db.any_of("pa.paper_id", ids)
+            for pid, name, slug in self.db.rows(
+                    "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
+                    f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
+                    " ORDER BY pa.paper_id, pa.position", params):
+                lead.setdefault(pid, []).append({"name": name, "slug": slug})
+            among, params = self.db.any_of("paper_id", ids)
+            summaries = {r["paper_id"]: r for r in self.db.dicts(
+                "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
+                f" FROM summaries WHERE hidden = 0 AND {among}", params)}
+            among, params = self.db.any_of("pt.paper_id", ids)
+            topics = {r["paper_id"]: r for r in self.db.dicts(
+                "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
+                " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
+                " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
+                " LEFT JOIN sections s ON s.id = t.section_id"
+                f" WHERE {among} AND t.retired_build IS NULL", params)}
+            for row in rows:
+                row["lead_authors"] = lead.get(row["id"], [])
+                row["n_authors"] = len([a for a in row["authors_text"].split(", ") if a])
+                row["summary"] = summaries.get(row["id"])
+                row["topic"] = topics.get(row["id"])
             return rows
-        lead: dict[str, list[dict[str, str]]] = {}
-        among, params = self.db.any_of("pa.paper_id", ids)
-        for pid, name, slug in self.db.rows(
-                "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
-                f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
-                " ORDER BY pa.paper_id, pa.position", params):
-            lead.setdefault(pid, []).append({"name": name, "slug": slug})
-        among, params = self.db.any_of("paper_id", ids)
-        summaries = {r["paper_id"]: r for r in self.db.dicts(
-            "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
-            f" FROM summaries WHERE hidden = 0 AND {among}", params)}
-        among, params = self.db.any_of("pt.paper_id", ids)
-        topics = {r["paper_id"]: r for r in self.db.dicts(
-            "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
-            " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
-            " FROM paper_topics pt JOIN topics t ON t.id = pt.topic_id"
-            " LEFT JOIN sections s ON s.id = t.section_id"
-            f" WHERE {among} AND t.retired_build IS NULL", params)}
-        for row in rows:
-            row["lead_authors"] = lead.get(row["id"], [])
-            row["n_authors"] = len([a for a in row["authors_text"].split(", ") if a])
-            row["summary"] = summaries.get(row["id"])
-            row["topic"] = topics.get(row["id"])
-        return rows
 
     def _walk_dates(self, total: int, wanted: int) -> bool:
         """Whether walking the date index beats sorting the listing: the walk reads about
@@ -81,10 +81,6 @@ class Pages(Concern):
             self._live_count = (now, int(self.db.value(
                 "SELECT count(*) FROM papers WHERE duplicate_of IS NULL")))
         return wanted * self._live_count[1] < total * total
-
-    def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        with self.db.snapshot():
-            return self._listing_extras(self.db.dicts(sql, params))
 
     def _page(self, source: str, params: Sequence[Any], order: str, limit: int, offset: int,
               walk: str | None = None) -> tuple[int, list[dict[str, Any]]]:
@@ -141,9 +137,8 @@ class Pages(Concern):
                                       (topic_id,)))
             if offset and offset >= total:
                 return total, []
-            # Topics cluster in time, so walking the date index can read far more rows than
-            # the topic has: order the topic's ids by date from the covering index, then read
-            # one page.
+            # Topics cluster in time, so walking the date index can read far more rows than the
+            # topic has: order the topic's ids by date from the covering index, then read a page.
             ids = self.db.column(
                 "SELECT p.id FROM paper_topics pt JOIN papers p ON p.id = pt.paper_id"
                 f" WHERE pt.topic_id = ? AND {_LIVE} {_NEWEST} LIMIT ? OFFSET ?",
@@ -234,11 +229,10 @@ class Pages(Concern):
     # --------------------------------------------------------------- sitemap
     def sitemap_counts(self) -> dict[str, int]:
         """Live papers, authors and live topics."""
-        papers, authors, topics = self.db.rows(
-            "SELECT (SELECT count(*) FROM papers WHERE duplicate_of IS NULL),"
-            " (SELECT count(*) FROM authors),"
-            " (SELECT count(*) FROM topics WHERE retired_build IS NULL)")[0]
-        return {"papers": papers, "authors": authors, "topics": topics}
+        return self.db.dicts(
+            "SELECT (SELECT count(*) FROM papers WHERE duplicate_of IS NULL) AS papers,"
+            " (SELECT count(*) FROM authors) AS authors,"
+            " (SELECT count(*) FROM topics WHERE retired_build IS NULL) AS topics")[0]
 
     def sitemap_slice(self, kind: str, limit: int, offset: int) -> list[tuple[str, str | None]]:
         """(key, last date) of papers, authors, topics or sections in a stable order."""

@@ -32,15 +32,12 @@ DUMPED = {
 class Papers(Concern):
     """Papers with their versions, authors, categories and sources (contract: this class):
     the reads, and the batch upsert with its merge and duplicate rules. Each backend's Papers
-    adds how the lines read are kept (_keep_lines), how new papers' rows go in
-    (_insert_rows) and authors are numbered (_add_authors), its bulk load, and what its
-    stats and dump add."""
+    adds how new papers go in (_insert_rows, _add_authors), its bulk load, stats and dump."""
 
     # Where the keys of lines read go (SQLite's bulk load holds them back: bulk.held_lines).
     lines_table = "source_lines"
 
     # ------------------------------------------------------- what a backend provides
-
     def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
         """Insert these papers' rows (COLUMNS but pk); the ids of those inserted (a paper
         another writer stored first is left out)."""
@@ -70,16 +67,13 @@ class Papers(Concern):
 
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """Insert or merge a batch in one transaction (rules: papersift.records.merge).
-
-        A record its source already gave unchanged costs one lookup and counts as
-        unchanged; a new paper with the DOI or title key of a stored one is linked to it
-        as a duplicate.
-
-        Concurrent upserts (two ingests at once) take turns batch by batch through one lock:
-        the merge and duplicate rules must see every paper committed before, and a duplicate
-        shares no unique key with its original (only a DOI or a title key), so row locks alone
-        could not stop two writers from each storing one copy as an original."""
+        """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record
+        its source already gave unchanged costs one lookup and counts as unchanged; a new paper
+        with the DOI or title key of a stored one is linked to it as a duplicate. Concurrent
+        upserts (two ingests at once) take turns batch by batch through one lock: the merge and
+        duplicate rules must see every paper committed before, and a duplicate shares no unique
+        key with its original (only a DOI or a title key), so row locks alone could not stop two
+        writers from each storing one copy as an original."""
         if not items:
             return UpsertReport()
 

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern
+from papersift.store.sql import Concern, T
 from papersift.store.values import KeywordQuery, StoreError, Term
 
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
@@ -67,11 +67,8 @@ def plain_terms(query: KeywordQuery) -> list[Term] | None:
     """The query's words if the postings can rank it: an OR of plain words (one word alone may
     be joined by AND); None for phrases, prefixes and written operators."""
     terms = query.terms
-    if not terms or len(terms) != len(query.items):
-        return None
-    if query.default_operator != "OR" and len(terms) > 1:
-        return None
-    if any(t.phrase or t.prefix for t in terms):
+    if (not terms or len(terms) != len(query.items) or any(t.phrase or t.prefix for t in terms)
+            or (query.default_operator != "OR" and len(terms) > 1)):
         return None
     return terms
 
@@ -122,10 +119,9 @@ class Built(NamedTuple):
 
 
 class StoredPostings(Concern):
-    """What both backends' postings share: the index state and status, the build's frame and
-    the tail update, the build's lengths and the tail's changed papers (each read once per
-    version), each token's lists, and the final ranking. A backend gives `_write_build`,
-    `_put_tail`, and how its lists are packed (_PKS, _unpack, _packed)."""
+    """What both backends' postings share: the state, the build's frame, the tail update, each
+    token's lists and the ranking. A backend gives `_write_build`, `_put_tail`, and how its
+    lists are packed (_PKS, _unpack, _packed)."""
 
     _PKS = "<i4"  # the dtype of a build's pks
 
@@ -139,7 +135,7 @@ class StoredPostings(Concern):
         raise NotImplementedError
 
     def _insert(self, rows: Sequence[tuple[int, str, bytes, bytes]]) -> None:
-        """Write (build, term, pks, counts) rows of a build in one transaction."""
+        """Write (build, term, pks, counts) rows in one transaction."""
         with self.db.transaction():
             self.db.executemany("INSERT INTO keyword_postings (build, term, pks, counts)"
                                 " VALUES (?, ?, ?, ?)", rows)
@@ -247,25 +243,16 @@ class StoredPostings(Concern):
         return len(logged), len(pks)
 
     # ---------------------------------------------------------------- ranking
-    def _cached(self, cache: dict[str, tuple[Any, np.ndarray]], version: Any,
-                read: Callable[[], np.ndarray]) -> np.ndarray:
-        """What `read` gives, read again only when `version` moves (per database)."""
-        cached = cache.get(self.db.location)
-        if cached is None or cached[0] != version:
-            cached = (version, read())
-            with _LOCK:
-                cache[self.db.location] = cached
-        return cached[1]
-
     def _lengths(self, state: IndexState) -> np.ndarray:
         """Each paper's length in the build, indexed by pk."""
-        return self._cached(_LENGTHS, state.build, lambda: np.frombuffer(bytes(
+        return cached(_LENGTHS, self.db.location, state.build, lambda: np.frombuffer(bytes(
             self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
         ).astype(np.int64))
 
     def _changed(self, state: IndexState) -> np.ndarray:
         """The build's papers that the tail holds anew (changed or deleted since), sorted."""
-        return self._cached(_CHANGED, (state.build, state.tail_version), lambda: np.asarray(
+        version = (state.build, state.tail_version)
+        return cached(_CHANGED, self.db.location, version, lambda: np.asarray(
             self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark"
                            " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
 
@@ -304,9 +291,8 @@ class StoredPostings(Concern):
     def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
              fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
         """(pk, bm25) of the best live papers, best first, or None without a build: each
-        token's postings scored with its factor (idf times its weight in the query) and the
-        average length, both from `statistics(lists, after)` (`after`: the tail's watermark
-        if papers past it are ranked by `fresh(after)`, else None), and the field weights."""
+        token's postings scored with the factors and average length of `statistics` (papers
+        past the tail's watermark `after` ranked by `fresh(after)`) and the field weights."""
         with self.db.snapshot():
             found = self._rank_state()
             if found is None:
@@ -336,6 +322,16 @@ class StoredPostings(Concern):
         return [(int(pks[i]), float(scores[i])) for i in chosen[:limit]]
 
 
+def cached(cache: dict[str, tuple[Any, T]], key: str, version: Any, read: Callable[[], T]) -> T:
+    """What `read` gives, read again only when `version` moves (per `key`: a database)."""
+    found = cache.get(key)
+    if found is None or found[0] != version:
+        found = (version, read())
+        with _LOCK:
+            cache[key] = found
+    return found[1]
+
+
 def _drain(step: Callable[[], tuple[int, int]]) -> int:
     counted = 0
     while True:
@@ -359,11 +355,10 @@ def idf(papers: int, docs: int) -> float:
 
 def bm25(lists: Sequence[tuple[Postings, float]], field_weights: Sequence[float],
          average_length: float) -> tuple[np.ndarray, np.ndarray]:
-    """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query
-    term's postings with its idf times its weight in the query.
-
-    Each term adds idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), with f
-    the field-weighted count, as bm25() does for each phrase of an FTS5 query."""
+    """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query term's
+    postings with its idf times its weight in the query. Each term adds, as FTS5's bm25() for
+    each phrase, idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), f the
+    field-weighted count."""
     weights = np.asarray(field_weights, dtype=np.float64)
     pks: list[np.ndarray] = []
     scores: list[np.ndarray] = []

@@ -2,49 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, Database
+from papersift.store.sql import Concern, Database, live_since
 from papersift.store.values import StoreConflict
 
 _LISTED = "id, name, email, created_at, last_seen_at, signals_version"
-_READER = _LISTED + ", link_key"
+READER = _LISTED + ", link_key"
 # Every table that holds a reader's own rows (deleted with the reader).
 _OWN_TABLES = ("reader_sessions", "follows", "reactions", "feedback", "profile_entries", "shown",
                "delivery_settings", "digests", "digest_papers", "used_links", "claims")
 
 
-def _ranking_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": row["id"], "title": row["title"], "abstract": row["abstract"],
-        "authors": [a for a in row["authors_text"].split(", ") if a],
-        "categories": (row["categories"] or "").split(),
-        "author_slugs": (row["author_slugs"] or "").split(),
-        "topic_id": row["topic_id"], "section_id": row["section_id"],
-        "sort_date": row["sort_date"],
-    }
-
-
-def _day_before(at: str) -> str | None:
-    """The day before an ISO time's day, None if it is not a date."""
-    try:
-        return (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
-    except ValueError:
-        return None
-
-
 class Readers(Concern):
-    """Readers: accounts, sessions, and each reader's own signals. Every method that takes a
-    reader_id reads or writes only that reader's rows: no call reaches another's data.
-
-    A reader is a dict: id, name, email, created_at, last_seen_at, signals_version (moves
-    whenever the reader's follows, reactions, collections or profile entries change) and
-    link_key (random, made with the account: every emailed link carries it, so no link reaches
-    another account). Ids are never handed out twice, not even after a reader is removed.
-    """
+    """Every method that takes a reader_id reads or writes only that reader's rows. A reader is
+    a dict: id, name, email, created_at, last_seen_at, signals_version (moves whenever the
+    reader's follows, reactions, collections or profile entries change) and link_key (random,
+    made with the account: every emailed link carries it, so no link reaches another account).
+    Ids are never handed out twice, not even after a reader is removed."""
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -54,7 +33,7 @@ class Readers(Concern):
                                " WHERE c.paper_id = p.id", "c.position")
         authors = db.joined("a.slug", "' '", "FROM paper_authors pa JOIN authors a"
                             " ON a.id = pa.author_id WHERE pa.paper_id = p.id", "pa.position")
-        self._ranking = (f"SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
+        self._ranking = (f"SELECT p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
                          f" {categories} AS categories, {authors} AS author_slugs,"
                          " pt.topic_id, t.section_id FROM papers p"
                          " LEFT JOIN paper_topics pt ON pt.paper_id = p.id"
@@ -62,8 +41,7 @@ class Readers(Concern):
 
     # ------------------------------------------------------------- accounts
     def add_reader(self, name: str, email: str | None, password_hash: str) -> int:
-        # Names are unique without regard to case (both schemas say so).
-        """A new reader's id; StoreConflict if the name (any case) is taken."""
+        """A new reader's id; StoreConflict if the name (any case: both schemas say so) is taken."""
         found = self.db.value("INSERT INTO readers (name, email, password_hash, created_at)"
                               " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
                               (name, email, password_hash, utc_now()))
@@ -73,11 +51,11 @@ class Readers(Concern):
 
     def find_reader(self, name: str) -> dict[str, Any] | None:
         """The reader of this name (any case), with `password_hash`."""
-        return self.db.one(f"SELECT {_READER}, password_hash FROM readers"
+        return self.db.one(f"SELECT {READER}, password_hash FROM readers"
                            " WHERE lower(name) = lower(?)", (name,))
 
     def get_reader(self, reader_id: int) -> dict[str, Any] | None:
-        return self.db.one(f"SELECT {_READER} FROM readers WHERE id = ?", (reader_id,))
+        return self.db.one(f"SELECT {READER} FROM readers WHERE id = ?", (reader_id,))
 
     def list_readers(self) -> list[dict[str, Any]]:
         """Every reader, by name, without password hashes or link keys."""
@@ -131,7 +109,9 @@ class Readers(Concern):
         """One atomic step: True, and one mark under each key (tagged `attempt`), if every key
         ('name:ada', 'ip:10.0.0.1', ...) has fewer marks than its limit since `since`; False,
         and nothing written, otherwise. Concurrent claims never pass a limit together."""
-        day_before = _day_before(at)
+        day_before: str | None = None
+        with contextlib.suppress(ValueError):  # an `at` that is no date deletes no old marks
+            day_before = (dt.date.fromisoformat(at[:10]) - dt.timedelta(days=1)).isoformat()
         with self.db.transaction():
             # One lock per key, taken in key order: the counts and the marks are one step.
             for key in sorted(k for k, _ in limits):
@@ -348,15 +328,16 @@ class Readers(Concern):
                      ) -> list[dict[str, Any]]:
         """Live papers (these ids, or those from `since` on), in storage order: id, title,
         abstract, categories, authors, author_slugs, topic_id, section_id, sort_date."""
-        where, params = "p.duplicate_of IS NULL", []
+        where, params = live_since(since if ids is None else None)
         if ids is not None:
             condition, params = self.db.any_of("p.id", list(dict.fromkeys(ids)))
             where += f" AND {condition}"
-        elif since is not None:
-            where += " AND p.sort_date >= ?"
-            params.append(since)
-        return [_ranking_row(r) for r in self.db.dicts(
-            f"{self._ranking} WHERE {where} ORDER BY p.pk", params)]
+        rows = self.db.dicts(f"{self._ranking} WHERE {where} ORDER BY p.pk", params)
+        for row in rows:
+            row["authors"] = [a for a in row.pop("authors_text").split(", ") if a]
+            row["categories"] = (row["categories"] or "").split()
+            row["author_slugs"] = (row["author_slugs"] or "").split()
+        return rows
 
     def background_rows(self, n: int, before: str) -> list[dict[str, Any]]:
         """About n live papers from before that day, spread evenly over the store (the same

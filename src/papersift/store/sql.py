@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from papersift.store.values import StoreError
 
 T = TypeVar("T")
-_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+_MIGRATION_NAME = re.compile(r"^\d{4}_[a-z0-9_]+\.sql$")
 
 
 class Database:
@@ -61,8 +61,7 @@ class Database:
         transactions already exclude each other (SQLite's BEGIN IMMEDIATE) does nothing."""
 
     def lock_table(self, table: str, mode: str) -> None:
-        """Lock `table` in `mode` (PostgreSQL's LOCK TABLE) until the transaction ends. A
-        SQLite writer holds the one write lock already (BEGIN IMMEDIATE): nothing to do."""
+        """Lock `table` in `mode` (PostgreSQL's LOCK TABLE) until the transaction ends (SQLite: as lock)."""
 
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
@@ -80,9 +79,8 @@ class Database:
         raise NotImplementedError
 
     def indexed(self, table: str, index: str) -> str | None:
-        """`table` (with its alias) read through `index`, for a walk the planner would not
-        choose on its own (SQLite's INDEXED BY); None where the planner takes no such hint
-        (PostgreSQL's weighs the walk itself)."""
+        """`table` (with its alias) read through `index` (SQLite's INDEXED BY), for a walk the
+        planner would not choose; None where the planner weighs the walk itself (PostgreSQL)."""
         return None
 
     def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
@@ -101,8 +99,7 @@ class Database:
 
     def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         """Run `sql` (an INSERT, UPDATE or DELETE without RETURNING) once for each of `rows`:
-        how many rows each run changed, in their order (one round trip where the backend
-        can)."""
+        how many rows each run changed, in order (one round trip where the backend can)."""
         raise NotImplementedError
 
     # ------------------------ rows as they travel between backends (store.tables, migrate)
@@ -116,8 +113,7 @@ class Database:
         """Travelling rows (vectors as bytes at `vectors`) as this backend's parameters."""
         return rows
 
-    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
-                    ) -> None:
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         """In the copy's transaction, after `rows` were added to `table` (`serial` names its
         key if the backend hands out its ids): what the backend keeps beside them follows."""
 
@@ -134,8 +130,7 @@ class Database:
         """The first column of every row."""
         return [row[0] for row in self.rows(sql, params)]
 
-    def walk(self, sql: str, params: Sequence[Any], batch: int
-             ) -> Iterator[list[dict[str, Any]]]:
+    def walk(self, sql: str, params: Sequence[Any], batch: int) -> Iterator[list[dict[str, Any]]]:
         """The rows of `sql` (a SELECT of papers `p` with `p.pk`, ending in its WHERE) in pk
         order, `batch` at a time, each batch read after the last one's pk."""
         last = 0
@@ -146,14 +141,10 @@ class Database:
 
 
 def read_migrations(package: str) -> list[tuple[int, str, str]]:
-    """(number, file name, SQL) for every migration in `package` (a backend's migrations
-    folder), in order."""
-    found = []
-    for entry in resources.files(package).iterdir():
-        match = _MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    found.sort()
+    """(number, file name, SQL) of every migration in `package` (a backend's), in order."""
+    found = sorted((int(entry.name[:4]), entry.name, entry.read_text(encoding="utf-8"))
+                   for entry in resources.files(package).iterdir()
+                   if _MIGRATION_NAME.match(entry.name))
     numbers = [n for n, _, _ in found]
     if len(set(numbers)) != len(numbers):
         raise StoreError(f"two migrations share a number: {[name for _, name, _ in found]}")

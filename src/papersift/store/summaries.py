@@ -16,14 +16,11 @@ _COLUMNS = BY_NAME["summaries"].columns
 class Summaries(Concern):
     """TL;DRs and blurbs with provenance, staleness and readers' flags."""
 
-    # ----------------------------------------------------------------- reads
     def summary_states(self, since: str | None = None, batch: int = 1000
                        ) -> Iterable[dict[str, Any]]:
-        """Every paper (not duplicates) with what the summaries stage needs to judge staleness.
-
-        Yields dicts: id, title, abstract, authors (list), sort_date, and the stored summary's
-        summary_hash, flagged, hidden (None when the paper has no summary). In pk order.
-        """
+        """Live papers in pk order with what the summaries stage judges staleness by: id, title,
+        abstract, authors (list), sort_date, and the stored summary's summary_hash, flagged,
+        hidden (None when the paper has no summary)."""
         where, params = live_since(since)
         for rows in self.db.walk(
                 "SELECT p.pk, p.id, p.title, p.abstract, p.authors_text, p.sort_date,"
@@ -45,31 +42,10 @@ class Summaries(Concern):
         return {row["paper_id"]: _summary_dict(row) for row in self.db.dicts(
             f"SELECT * FROM summaries WHERE hidden = 0 AND {among}", params)}
 
-    def summary_stats(self) -> dict[str, Any]:
-        """How many live papers have summaries, by writer, and how many are flagged or hidden:
-        papers, summarized, missing, by_writer, flagged, hidden, with_notes."""
-        with self.db.snapshot():
-            papers = self.db.value("SELECT count(*) FROM papers WHERE duplicate_of IS NULL")
-            summarized = self.db.value(
-                "SELECT count(*) FROM summaries s JOIN papers p ON p.id = s.paper_id"
-                " WHERE p.duplicate_of IS NULL")
-            flagged, hidden, with_notes = self.db.rows(
-                "SELECT count(*) FILTER (WHERE flagged = 1), count(*) FILTER (WHERE hidden = 1),"
-                " count(notes) FROM summaries")[0]
-            by_writer = {writer: n for writer, n in self.db.rows(
-                "SELECT writer, count(*) FROM summaries GROUP BY writer ORDER BY writer")}
-        return {"papers": papers, "summarized": summarized, "missing": papers - summarized,
-                "by_writer": by_writer, "flagged": flagged, "hidden": hidden,
-                "with_notes": with_notes}
-
-    # ---------------------------------------------------------------- writes
     def put_summaries(self, rows: Sequence[dict[str, Any]]) -> int:
         """Insert or replace summaries in one transaction; flags reset unless the row sets them.
-
-        Each row: paper_id, tldr, blurb, writer, input_hash, and optionally model,
-        prompt_version, created_at (default now), notes, tokens, seconds, flagged,
-        flag_reason, hidden.
-        """
+        Each row: paper_id, tldr, blurb, writer, input_hash, and optionally model, prompt_version,
+        created_at (default now), notes, tokens, seconds, flagged, flag_reason, hidden."""
         if not rows:
             return 0
         now = utc_now()
@@ -101,12 +77,9 @@ class Summaries(Concern):
 
     def hide_summary(self, paper_id: str, note: str | None = None) -> bool:
         """Stop showing a summary (kept for the record, with the reason appended to its notes)."""
-        # The cast gives the first mark a type: PostgreSQL cannot tell one for `? IS NULL`.
         return self.db.execute(
-            "UPDATE summaries SET hidden = 1,"
-            " notes = CASE WHEN CAST(? AS TEXT) IS NULL THEN notes"
-            "  WHEN notes IS NULL THEN ? ELSE notes || '; ' || ? END"
-            " WHERE paper_id = ?", (note, note, note, paper_id)) > 0
+            "UPDATE summaries SET hidden = 1, notes = coalesce(notes || '; ' || ?, ?, notes)"
+            " WHERE paper_id = ?", (note, note, paper_id)) > 0
 
 
 def _summary_dict(row: dict[str, Any]) -> dict[str, Any]:

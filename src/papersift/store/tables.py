@@ -108,12 +108,10 @@ def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
 
 
 class Tables(Concern):
-    """Every table's rows as all backends share them (TABLES): what `papersift migrate`
-    copies from one store into another and then compares. A row is a tuple of the table's
-    columns in TABLES' order (None, int, float, str or bytes; a vector as its float32
-    little-endian bytes); rows come in key order. What differs goes through the
-    Database: vectors leave and come back as bytes (PostgreSQL holds pgvector vectors), and
-    what a backend keeps beside the rows follows a write (SQLite's keyword index of new
+    """Every table's rows as all backends share them (TABLES; a row as the module says), in
+    key order: what `papersift migrate` copies from one store into another and compares. What
+    differs goes through the Database: vectors travel as bytes (PostgreSQL holds pgvector's),
+    and what a backend keeps beside the rows follows a write (SQLite's keyword index of new
     papers, PostgreSQL's sequences after ids written as given)."""
 
     def table_names(self) -> list[str]:
@@ -145,9 +143,8 @@ class Tables(Concern):
             (*(after or ()), int(limit)), spec.vector_indexes)
 
     def write_rows(self, table: str, rows: Sequence[Sequence[Any]]) -> int:
-        """Add rows in one transaction, skipping those whose key is stored; what derives
-        from them (the keyword index, the next ids handed out) follows. Returns how many
-        were added."""
+        """Add rows in one transaction, skipping those whose key is stored (how many were added);
+        what derives from them (the keyword index, the next ids handed out) follows."""
         spec = _spec(table)
         if not rows:
             return 0

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, dedupe_last
+from papersift.store.sql import Concern, dedupe_last, live_since
 
 # A topic as every reader of this concern gets it; `label` is what readers see.
 _TOPIC_COLUMNS = ("t.id, t.slug, coalesce(t.llm_label, t.label) AS label, t.label AS key_label,"
@@ -47,15 +47,12 @@ def _monday(day: str) -> str | None:
 
 
 class Topics(Concern):
-    """Topics, sections, assignments, rebuild history, slug redirects and LLM names.
-
-    A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
+    """A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
     key-phrase label), key_label, llm_label, key_phrases (list), section_id, section_slug,
-    section_label, is_other, size, created_build, retired_build.
-    A build (papersift.topics) replaces the topics in one transaction; topics keep their id
-    and slug across builds when the build says so, retired topics keep their row (so their
-    slug stays reserved) and redirect to where their papers went.
-    """
+    section_label, is_other, size, created_build, retired_build. A build (papersift.topics)
+    replaces the topics in one transaction; topics keep their id and slug across builds when
+    the build says so, retired ones keep their row (their slug stays reserved) and redirect to
+    where their papers went."""
 
     # ------------------------------------------------------------- stage reads
     def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:
@@ -203,10 +200,8 @@ class Topics(Concern):
     def _refresh_sizes(self, topic_ids: Sequence[int] | None = None) -> None:
         sql = ("UPDATE topics SET size = (SELECT count(*) FROM paper_topics pt"
                " WHERE pt.topic_id = topics.id) WHERE retired_build IS NULL")
-        if topic_ids is None:
-            self.db.execute(sql)
-            return
-        condition, params = self.db.any_of("id", topic_ids, "bigint")
+        condition, params = (("1 = 1", []) if topic_ids is None
+                             else self.db.any_of("id", topic_ids, "bigint"))
         self.db.execute(f"{sql} AND {condition}", params)
 
     def assign_papers(self, rows: Sequence[tuple[str, int, float | None]]) -> int:
@@ -325,19 +320,16 @@ class Topics(Concern):
     def weekly_topic_counts(self, since: str | None = None, topic_id: int | None = None
                             ) -> dict[int, dict[str, int]]:
         """{topic id: {week start (Monday, YYYY-MM-DD): papers}}, by sort_date."""
-        sql = ("SELECT pt.topic_id, p.sort_date, count(*) FROM paper_topics pt"
-               " JOIN papers p ON p.id = pt.paper_id"
-               " WHERE p.duplicate_of IS NULL AND p.sort_date IS NOT NULL")
-        params: list[Any] = []
-        if since is not None:
-            sql += " AND p.sort_date >= ?"
-            params.append(since)
+        where, params = live_since(since)
         if topic_id is not None:
-            sql += " AND pt.topic_id = ?"
+            where += " AND pt.topic_id = ?"
             params.append(int(topic_id))
         counts: dict[int, dict[str, int]] = {}
         # Days are grouped by SQL, weeks here: date arithmetic on text is the client's job.
-        for topic, day, n in self.db.rows(sql + " GROUP BY 1, 2 ORDER BY 1, 2", params):
+        for topic, day, n in self.db.rows(
+                "SELECT pt.topic_id, p.sort_date, count(*) FROM paper_topics pt JOIN papers p"
+                f" ON p.id = pt.paper_id WHERE {where} AND p.sort_date IS NOT NULL"
+                " GROUP BY 1, 2 ORDER BY 1, 2", params):
             weeks = counts.setdefault(topic, {})
             week = _monday(day)
             weeks[week] = weeks.get(week, 0) + n  # type: ignore[index]

@@ -61,11 +61,9 @@ class Term:
 @dataclass
 class KeywordQuery:
     """A keyword query as the search layer parsed it; each backend writes it in its own syntax.
-
-    `items` are Terms and the explicit operators "AND", "OR", "NOT" between them (always
-    well formed: an operator stands between two operands); `default_operator` joins two
-    Terms that have none between them. (Authors are a filter: SearchFilters.authors.)
-    """
+    `items` are Terms and the explicit operators "AND", "OR", "NOT" between them (always well
+    formed: an operator stands between two operands); `default_operator` joins two Terms that
+    have none between them. (Authors are a filter: SearchFilters.authors.)"""
 
     items: list[Term | str] = field(default_factory=list)
     default_operator: str = "OR"

@@ -32,16 +32,13 @@ MIGRATE_LOCK = 0x7061_7065_7273_0001
 # A write that lost a deadlock or a serialization race is run again this many times.
 _RETRIES = 5
 
-
-# (number, file name, SQL) of every packaged migration, in order.
 migrations = partial(read_migrations, "papersift.store.postgres.migrations")
 
 
 def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
-    """Open the database at `url`, migrating papersift's schema to the newest unless read-only.
-
-    The connection is in autocommit mode: a read is one statement (one snapshot), and every
-    write method opens its own transaction (`transaction`)."""
+    """Open the database at `url`, migrating papersift's schema to the newest unless read-only;
+    in autocommit mode (a read is one statement, one snapshot; every write method opens its
+    own transaction)."""
     try:
         # No server-side prepared statements: a generic plan would evaluate a query's
         # tsquery functions once per row instead of once (4x slower keyword search), and
@@ -187,14 +184,12 @@ def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
 
 class PostgresDatabase(Database):
     """The dialect layer over the store's connection (`?` placeholders become `%s`), opened
-    again when the server dropped it: after a restart of PostgreSQL every page failed until
-    papersift was restarted too (issue 30).
-
-    Before a statement runs outside a transaction, a connection that failed, or whose socket
-    holds a message though nothing was asked (the server's "terminating connection" on a
-    shutdown), is replaced by a new one; a new one that cannot be made raises
-    StoreUnavailable. Inside a transaction the connection is never swapped: a statement on a
-    dropped one fails, and the transaction with it."""
+    again when the server dropped it (issue 30: after a restart of PostgreSQL every page
+    failed until papersift was restarted too). Before a statement outside a transaction, a
+    connection that failed, or whose socket holds a message nobody asked for (a shutdown's
+    "terminating connection"), is replaced (StoreUnavailable if no new one can be made).
+    Inside a transaction it is never swapped: a statement on a dropped one fails, and the
+    transaction with it."""
 
     dialect = "postgresql"
     for_update = " FOR UPDATE"
@@ -327,8 +322,7 @@ class PostgresDatabase(Database):
         return [tuple(np.frombuffer(bytes(v), dtype="<f4") if i in vectors and v is not None
                       else v for i, v in enumerate(r)) for r in rows]
 
-    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
-                    ) -> None:
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         # Ids written as given: the next one handed out comes after the highest.
         if serial:
             self.conn.execute(

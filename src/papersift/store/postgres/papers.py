@@ -15,7 +15,6 @@ _INSERTED_TYPES = ("text", "int4", *["text"] * 16)
 class Papers(papers.Papers):
     """Papers, with new ones inserted in one statement per table (contract: store.papers.Papers)."""
 
-    # ---------------------------------------------------------------- writes
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
         return dict(self.db.insert_rows("authors", ("name", "slug"), ("text", "text"), new,
                                         "ON CONFLICT DO NOTHING RETURNING name, id"))

@@ -11,6 +11,7 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,6 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 
 
-
 class KeywordPostings(StoredPostings):
     """The postings' build from the stored tsvectors, tail and ranking (used by Search)."""
 
@@ -53,18 +53,14 @@ class KeywordPostings(StoredPostings):
 
     def _write_build(self, build: int, on_progress: Progress | None) -> Built:
         """Every lexeme's postings as of one snapshot of a connection of its own."""
-        reader = connect(self.db.location, readonly=True)
-        try:
-            with snapshot(reader):
-                since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
-                lengths = np.zeros(watermark + 1, dtype=np.int64)
-                found = np.asarray(reader.execute(
-                    f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
-                ).fetchall(), dtype=np.int64).reshape(-1, 2)
-                lengths[found[:, 0]] = found[:, 1]
-                terms = self._write_postings(reader, build, watermark, on_progress)
-        finally:
-            reader.close()
+        with closing(connect(self.db.location, readonly=True)) as reader, snapshot(reader):
+            since, version, watermark = reader.execute(BUILT_AS_OF_SQL).fetchone()
+            lengths = np.zeros(watermark + 1, dtype=np.int64)
+            found = np.asarray(reader.execute(
+                f"SELECT p.pk, {LENGTH} FROM papers p WHERE p.pk <= %s", (watermark,)
+            ).fetchall(), dtype=np.int64).reshape(-1, 2)
+            lengths[found[:, 0]] = found[:, 1]
+            terms = self._write_postings(reader, build, watermark, on_progress)
         return Built(since, version, watermark, int((lengths > 0).sum()), lengths, terms)
 
     def _write_postings(self, reader: Any, build: int, watermark: int,
@@ -86,7 +82,6 @@ class KeywordPostings(StoredPostings):
                     on_progress(written, max(total, written))
         return written
 
-    # ------------------------------------------------------------------- tail
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
         """From the papers' tsvectors."""
         if replaced:
@@ -101,7 +96,6 @@ class KeywordPostings(StoredPostings):
             " FROM unnest(?::bigint[]) AS w(pk)"
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
-    # ---------------------------------------------------------------- ranking
     def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
         # In one round trip: on a busy server each statement costs about as much CPU as a
         # thousand postings scored.

@@ -20,13 +20,13 @@ import psycopg
 from papersift.store import search
 from papersift.store.postgres.db import PostgresDatabase
 from papersift.store.postgres.postings import LENGTH, KeywordPostings
-from papersift.store.postings import K1, B, idf
+from papersift.store.postings import K1, B, cached, idf
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 _OPERATORS = ("AND", "OR", "NOT")
-# The papers' average length per database, with the index size it was read at (// 2000).
-_LENGTHS: dict[str, tuple[float, int]] = {}
+# Per database: the index size // 2000 the papers' average length was read at, and the length.
+_LENGTHS: dict[str, tuple[int, float]] = {}
 # How long the counts a search plan read serve its ranking (see Search._statistics).
 JUST_READ_SECONDS = 1.0
 
@@ -158,21 +158,14 @@ class Search(search.Search):
         which is code point order: FTS5's vocabulary walk and Python's sort agree)."""
         if not prefix or limit < 1:
             return {}
-        last = ord(prefix[-1])
-        after = prefix[:-1] + chr(last + 1) if last < 0x10FFFF else None
-        bound = "" if after is None else " AND lexeme < ?"
         return dict(self.db.rows(
-            f"SELECT lexeme, papers FROM lexicon WHERE lexeme >= ?{bound} ORDER BY lexeme"
-            " LIMIT ?", (prefix, *([after] if after else []), int(limit))))
+            "SELECT lexeme, papers FROM lexicon WHERE lexeme >= ? AND lexeme < ? ORDER BY lexeme"
+            " LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))))
 
     def _average_length(self, size: int) -> float:
-        """The papers' average length (LENGTH), cached like the document counts."""
-        generation = size // 2000
-        cached = _LENGTHS.get(self.db.location)
-        if cached is None or cached[1] != generation:
-            length = float(self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))
-            cached = _LENGTHS[self.db.location] = (length, generation)
-        return max(cached[0], 1.0)
+        """The papers' average length (LENGTH), read again when the store grew by 2,000."""
+        return max(cached(_LENGTHS, self.db.location, size // 2000, lambda: float(
+            self.db.value(f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))), 1.0)
 
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),
@@ -185,7 +178,6 @@ class Search(search.Search):
         return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
                 for found in keys], size
 
-    # -------------------------------------------------------------- filters
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         """A tsquery: each name's words as a phrase among the authors' lexemes (weight
         class C)."""

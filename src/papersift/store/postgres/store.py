@@ -15,9 +15,8 @@ from papersift.store.postgres.search import Search
 
 class PostgresStore(SQLStore):
     """One PostgreSQL database (contract: store.contracts.Store); concerns share one connection.
-
     `location` is the URL it was opened with (passwords included: helper processes open it
-    again; print it through db.redact)."""
+    again; print it through redact_url)."""
 
     db: PostgresDatabase
 

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from papersift.clock import utc_now
+from papersift.store.sql import marks
 from papersift.store.sqlite.db import transaction
 from papersift.store.sqlite.fulltext import fulltext_deferred
 
@@ -23,11 +24,6 @@ DEFERRABLE_INDEXES = ("papers_sort_date", "papers_category_date", "papers_id_dat
                       "paper_authors_author", "paper_categories_category")
 
 
-def deferred_indexes(conn: sqlite3.Connection) -> list[str]:
-    """The indexes a bulk load has dropped and not yet built again."""
-    return [r[0] for r in conn.execute("SELECT name FROM deferred_indexes ORDER BY name")]
-
-
 def defer_indexes(conn: sqlite3.Connection, wanted: bool = True) -> bool:
     """Mark the store's indexes as built after the load, if `wanted` and the store has no
     papers; True if they now are (or still were, after an interrupted load)."""
@@ -37,10 +33,9 @@ def defer_indexes(conn: sqlite3.Connection, wanted: bool = True) -> bool:
         if not wanted or conn.execute("SELECT 1 FROM papers LIMIT 1").fetchone():
             return False
         conn.execute("INSERT INTO fulltext_deferred(id, started_at) VALUES (1, ?)", (utc_now(),))
-        marks = ",".join("?" * len(DEFERRABLE_INDEXES))
         for name, sql in conn.execute(
-                f"SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ({marks})",
-                DEFERRABLE_INDEXES).fetchall():
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
+                f" AND name IN ({marks(DEFERRABLE_INDEXES)})", DEFERRABLE_INDEXES).fetchall():
             conn.execute("INSERT INTO deferred_indexes(name, sql) VALUES (?, ?)", (name, sql))
             conn.execute(f'DROP INDEX "{name}"')
     return True
@@ -59,12 +54,10 @@ def build_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
 @contextlib.contextmanager
 def held_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """Yields the name of a table of this connection's where the keys of lines read go
-    (Papers.current_lines); they are written to source_lines in key order when leaving.
-
-    Line keys are hashes: written batch by batch, they land all over source_lines, whose
-    pages every commit then writes again (~6% of a bulk load's writer CPU). If the load
-    is killed they are lost, which costs only speed: the next run parses those lines.
-    """
+    (Papers.current_lines), written to source_lines in key order when leaving: line keys are
+    hashes, and written batch by batch they land all over source_lines, whose pages every
+    commit then writes again (~6% of a bulk load's writer CPU). A killed load loses them,
+    which costs only speed: the next run parses those lines again."""
     conn.execute("DROP TABLE IF EXISTS temp.held_lines")
     conn.execute("CREATE TEMP TABLE held_lines"
                  "(line_key INTEGER PRIMARY KEY, paper_id TEXT, source TEXT, record_hash TEXT)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -15,8 +15,6 @@ from papersift.store.sql import Database, check_schema, read_migrations
 
 PAGE_SIZE = 8192  # bytes, for databases created from now on
 
-
-# (number, file name, SQL) of every packaged migration, in order.
 migrations = partial(read_migrations, "papersift.store.sqlite.migrations")
 
 
@@ -54,27 +52,16 @@ def migrate(conn: sqlite3.Connection) -> None:
     check_schema(applied, known)
     for number, name, sql in known:
         if number not in applied:
-            # executescript would commit on its own; run the statements inside our transaction.
-            with transaction(conn):
-                for statement in _split_sql(sql):
-                    conn.execute(statement)
+            try:
+                # BEGIN in the script: executescript commits a transaction it finds open.
+                conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\n;")
                 conn.execute("INSERT INTO schema_migrations(number, name, applied_at)"
                              " VALUES (?, ?, ?)", (number, name, utc_now()))
-
-
-def _split_sql(script: str) -> Iterator[str]:
-    """Split a migration into statements; CREATE TRIGGER bodies contain ';' so use sqlite's own test."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        if not buffer and line.strip().startswith("--"):
-            continue
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            if buffer.strip():
-                yield buffer.strip()
-            buffer = ""
-    if buffer.strip():
-        yield buffer.strip()
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
 
 @contextmanager
@@ -149,14 +136,10 @@ class SQLiteDatabase(Database):
     def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
         # executemany sums the counts: one execute a row on one cursor (the statement is
         # cached; a RETURNING clause would cost twice as much a row).
-        cursor = self.conn.cursor()
-        try:
+        with closing(self.conn.cursor()) as cursor:
             return [cursor.execute(sql, row).rowcount for row in rows]
-        finally:
-            cursor.close()
 
-    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None
-                    ) -> None:
+    def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         if table == "papers" and rows:
             self.index_papers(*self.any_of("pk", [row[0] for row in rows], "bigint"))
 

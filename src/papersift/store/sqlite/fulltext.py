@@ -16,7 +16,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from papersift.store.sqlite.db import PAGE_SIZE, transaction
+from papersift.store.sql import marks
+from papersift.store.sqlite.db import PAGE_SIZE, snapshot, transaction
 from papersift.store.values import StoreError
 
 # FTS5 settings that only shape how an index is written: the helper builds with the store's.
@@ -53,12 +54,10 @@ class News(NamedTuple):
 def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: int,
               limit: int | None = None) -> News:
     """The changes and rows that bring an index at (watermark, last_seq) up to the papers of
-    schema `store`, read from one snapshot (the caller holds one transaction).
-
-    Rows up to `watermark` were indexed as they were when the log's sequence was `last_seq`:
-    the changes logged since are replayed on them. Rows above it are indexed as they are
-    now, at most `limit` of them (the returned watermark is the last one's).
-    """
+    schema `store`, read from one snapshot (the caller holds one transaction). Rows up to
+    `watermark` were indexed as they were at the log's sequence `last_seq`: the changes logged
+    since are replayed on them. Rows above it are indexed as they are now, at most `limit` of
+    them (the returned watermark is the last one's)."""
     seq = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {store}.fulltext_log").fetchone()[0]
     changes = conn.execute(
         f"SELECT pk, old_title, old_abstract, old_authors_text, new_title, new_abstract,"
@@ -87,14 +86,11 @@ def apply_news(conn: sqlite3.Connection, index: str, news: News) -> int:
 
 
 def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> bool:
-    """Copy the helper's index into the store, bring it up to date and end the deferral.
-
-    Returns False if the copy did not cover every paper and the index was rebuilt instead.
-    """
+    """Copy the helper's index into the store, bring it up to date and end the deferral;
+    False if the copy did not cover every paper and the index was rebuilt instead."""
     # A connection of its own: FTS5 caches an index's structure per connection, and the
     # store's connection sees the new one as a change made by another connection.
-    conn = sqlite3.connect(db_path, isolation_level=None, timeout=30)
-    try:
+    with contextlib.closing(sqlite3.connect(db_path, isolation_level=None, timeout=30)) as conn:
         conn.execute("ATTACH DATABASE ? AS built", (str(scratch),))
         with transaction(conn):
             for table in _INDEX_TABLES:
@@ -109,8 +105,6 @@ def adopt_index(db_path: Path, scratch: Path, watermark: int, last_seq: int) -> 
             conn.execute("DELETE FROM fulltext_log")
             conn.execute("DELETE FROM fulltext_deferred")
         conn.execute("DETACH DATABASE built")
-    finally:
-        conn.close()
     return complete
 
 
@@ -136,12 +130,9 @@ class FulltextBuilder:
             self._commands.send("finish")
 
     def finish(self) -> tuple[int, int]:
-        """After request_finish, wait for the helper to index every committed paper; returns
-        (watermark, last_seq).
-
-        StoreError if it failed: the papers stay committed, and the store stays marked so
-        that the next ingest builds the index again.
-        """
+        """After request_finish, wait for the helper to index every committed paper: (watermark,
+        last_seq). StoreError if it failed: the papers stay committed, and the store marked,
+        so that the next ingest builds the index again."""
         again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
             kind, payload = self._replies.recv()
@@ -186,8 +177,7 @@ def _build(db_path: Path, scratch: Path, commands: Connection, replies: Connecti
 
 def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, parent: int
                           ) -> tuple[int, int] | None:
-    index = ScratchIndex(db_path, scratch)
-    try:
+    with contextlib.closing(ScratchIndex(db_path, scratch)) as index:
         while True:
             index.catch_up()
             try:
@@ -198,8 +188,6 @@ def _index_until_finished(db_path: Path, scratch: Path, commands: Connection, pa
                 return None  # the writer is gone
             if os.getppid() != parent:
                 return None
-    finally:
-        index.close()
 
 
 class ScratchIndex:
@@ -216,9 +204,8 @@ class ScratchIndex:
         self.conn.execute("ATTACH DATABASE ? AS store", (db_path.resolve().as_uri() + "?mode=ro",))
         self.conn.execute(self.conn.execute(
             "SELECT sql FROM store.sqlite_master WHERE name = 'papers_fts'").fetchone()[0])
-        marks = ",".join("?" * len(_BUILD_SETTINGS))
         for key, value in self.conn.execute(
-                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks})",
+                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks(_BUILD_SETTINGS)})",
                 _BUILD_SETTINGS).fetchall():
             self.conn.execute(
                 "INSERT INTO papers_fts(papers_fts, rank) VALUES (?, ?)", (key, value))
@@ -232,11 +219,8 @@ class ScratchIndex:
             # holds its snapshot, the writer's checkpoints cannot reuse the WAL, which grew to
             # ~1 GB when rows were indexed inside it (~120 MB now).
             # A deferred BEGIN: IMMEDIATE would also lock the store against its writer.
-            self.conn.execute("BEGIN")
-            try:
+            with snapshot(self.conn):
                 news = read_news(self.conn, "store", *self.position, limit=_ROWS_PER_READ)
-            finally:
-                self.conn.execute("COMMIT")
             self.conn.execute("BEGIN")
             indexed += apply_news(self.conn, "main", news)
             self.conn.execute("COMMIT")

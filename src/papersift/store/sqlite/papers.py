@@ -19,23 +19,19 @@ class Papers(papers.Papers):
 
     def _pending(self) -> dict[str, Any]:
         # Set while a bulk load builds these indexes, or after one was killed.
-        return {"full_text_index_pending": fulltext_deferred(self.db.conn),
-                "indexes_pending": bulk.deferred_indexes(self.db.conn)}
+        return {"full_text_index_pending": fulltext_deferred(self.db.conn), "indexes_pending":
+                self.db.column("SELECT name FROM deferred_indexes ORDER BY name")}
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
         """Into a store with no papers (if `wanted`), or to finish a load that was cut short:
         the full-text index is built by a helper process from the rows the writer commits
-        (fulltext.py), and the indexes a load does not use at its end (bulk.py).
-
-        Leaving normally builds them. Leaving by an error (or being killed) leaves the store
-        marked, so that the next ingest finishes them.
-        """
+        (fulltext.py), and the indexes a load does not use at its end (bulk.py). Leaving by an
+        error (or being killed) leaves the store marked, so that the next ingest finishes them."""
         if not bulk.defer_indexes(self.db.conn, wanted):
             yield False
             return
-        builder = FulltextBuilder(self.db.path)
-        try:
+        with contextlib.closing(FulltextBuilder(self.db.path)) as builder:
             with bulk.held_lines(self.db.conn) as self.lines_table:
                 try:
                     yield True
@@ -45,10 +41,7 @@ class Papers(papers.Papers):
             bulk.build_deferred_indexes(self.db.conn)  # while the helper indexes the last papers
             watermark, last_seq = builder.finish()
             adopt_index(self.db.path, builder.scratch, watermark, last_seq)
-        finally:
-            builder.close()
 
-    # ---------------------------------------------------------------- writes
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
         # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
         # reading the new rows back.

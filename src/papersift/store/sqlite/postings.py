@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator, Sequence
+from contextlib import closing
 from typing import Any
 
 import numpy as np
@@ -95,9 +96,8 @@ class KeywordPostings(StoredPostings):
 
     def _write_build(self, build: int, on_progress: Progress | None) -> Built:
         """Copies the FTS5 index, as of one snapshot of a connection of its own."""
-        reader = sqlite3.connect(f"file:{self.db.location}?mode=ro", uri=True,
-                                 isolation_level=None, check_same_thread=False)
-        try:
+        with closing(sqlite3.connect(f"file:{self.db.location}?mode=ro", uri=True,
+                                     isolation_level=None, check_same_thread=False)) as reader:
             reader.execute("CREATE VIRTUAL TABLE temp.build_terms"
                            " USING fts5vocab(main, papers_fts, row)")
             reader.execute("CREATE VIRTUAL TABLE temp.build_entries"
@@ -107,19 +107,15 @@ class KeywordPostings(StoredPostings):
             papers = averages(reader)[0]
             lengths, terms = self._write_postings(reader, build, watermark, on_progress)
             reader.execute("COMMIT")
-        finally:
-            reader.close()
         return Built(since, version, watermark, papers, lengths, terms)
 
     def _write_postings(self, reader: sqlite3.Connection, build: int, watermark: int,
                         on_progress: Progress | None) -> tuple[np.ndarray, int]:
         """Reads the index's entries (term order, then paper, column, offset) and writes one
         row per term; returns each paper's length (its entries) and the terms written."""
-        names, counts = [], []
-        for term, entries in reader.execute("SELECT term, cnt FROM temp.build_terms"):
-            names.append(term)
-            counts.append(entries)
-        ends = np.cumsum(np.asarray(counts, dtype=np.int64))
+        vocabulary = reader.execute("SELECT term, cnt FROM temp.build_terms").fetchall()
+        names = [term for term, _ in vocabulary]
+        ends = np.cumsum(np.asarray([entries for _, entries in vocabulary], dtype=np.int64))
         total = int(ends[-1]) if len(ends) else 0
         lengths = np.zeros(watermark + 1, dtype=np.int64)
         batch: list[tuple[int, str, bytes, bytes]] = []
@@ -162,7 +158,6 @@ class KeywordPostings(StoredPostings):
         except sqlite3.IntegrityError:
             raise StoreError("another build of the keyword postings is running") from None
 
-    # ------------------------------------------------------------------- tail
     def _put_tail(self, pks: list[int], replaced: bool) -> None:
         among, params = self.db.any_of("pk", pks, "bigint")
         if replaced:

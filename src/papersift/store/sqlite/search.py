@@ -28,23 +28,19 @@ def fts_term(term: Term) -> str:
 
 
 def fts_expression(query: KeywordQuery) -> str:
-    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere.
-
-    A term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
+    """The FTS5 MATCH expression: explicit operators as written, the default one elsewhere. A
+    term of weight w is written w times OR-ed together: bm25() sums over the query's phrases,
     so it counts w times, and the OR matches what the term alone matches."""
     parts: list[str] = []
-    previous_was_term = False
-    for item in query.items:
+    for i, item in enumerate(query.items):
         if isinstance(item, str):
             parts.append(item)
-            previous_was_term = False
             continue
-        if previous_was_term:
+        if i and isinstance(query.items[i - 1], Term):
             parts.append(query.default_operator)
         weight = max(1, int(item.weight))
         written = " OR ".join([fts_term(item)] * weight)
         parts.append(written if weight == 1 else f"({written})")
-        previous_was_term = True
     return " ".join(parts)
 
 
@@ -90,11 +86,10 @@ class Search(search.Search):
         for term in tokens:
             cached = cache.get(term)
             if cached is None or cached[1] != generation:
-                row = self.conn.execute(
-                    "SELECT doc FROM temp.papers_fts_rows WHERE term = ?", (term,)).fetchone()
+                docs = self.db.value("SELECT doc FROM temp.papers_fts_rows WHERE term = ?", (term,))
                 if len(cache) > _DOC_COUNTS_MAX:
                     cache.clear()
-                cached = cache[term] = (int(row[0]) if row else 0, generation)
+                cached = cache[term] = (int(docs or 0), generation)
             counts[term] = cached[0]
         return counts
 
@@ -104,9 +99,9 @@ class Search(search.Search):
         if not prefix or limit < 1:
             return {}
         self._vocabulary()
-        rows = self.conn.execute(
+        rows = self.db.rows(
             "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
-            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))).fetchall()
+            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))
         return {str(term): int(doc) for term, doc in rows}
 
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
@@ -124,8 +119,7 @@ class Search(search.Search):
             return None
         tokens = [t[0] for t in found]
 
-        def statistics(lists: dict[str, Postings], after: int | None
-                       ) -> tuple[list[float], float]:
+        def statistics(lists: dict[str, Postings], after: int | None) -> tuple[list[float], float]:
             # FTS5's N and average length; a token's papers are its lists' and, past
             # `after`, those FTS5 holds.
             rows, tokens_total = averages(self.conn)
@@ -133,9 +127,8 @@ class Search(search.Search):
             for tok, term in zip(tokens, terms, strict=True):
                 docs = len(lists[tok])
                 if after is not None:
-                    docs += int(self.conn.execute(
-                        "SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ? AND rowid > ?",
-                        (fts_term(term), after)).fetchone()[0])
+                    docs += int(self.db.value("SELECT count(*) FROM papers_fts WHERE papers_fts"
+                                              " MATCH ? AND rowid > ?", (fts_term(term), after)))
                 factors.append(idf(rows, docs) * max(1, term.weight))
             return factors, tokens_total / rows if rows else 0.0
 
