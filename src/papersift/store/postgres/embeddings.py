@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from papersift.store import embeddings
 from papersift.store.postgres.db import PostgresDatabase
@@ -38,6 +39,8 @@ class Embeddings(embeddings.Embeddings):
     an HNSW index holds the 384-dimensional ones in half precision (migration 0002)."""
 
     db: PostgresDatabase
+    # (connection, ef_search, max_scan_tuples) its session's walks are set to (_tuned).
+    _session: tuple[Any, int, int] | None = None
 
     def _vector_param(self, vector: np.ndarray) -> np.ndarray:
         return np.asarray(vector, dtype=np.float32)
@@ -88,22 +91,24 @@ class Embeddings(embeddings.Embeddings):
         return self.db.value("SELECT to_regclass(?) IS NOT NULL", (_INDEX_NAME,)) is True
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
-                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
+                       filters: SearchFilters | None = None,
+                       vectors: dict[int, np.ndarray] | None = None) -> list[tuple[int, float]]:
         """The HNSW index's nearest (half precision, cosine), kept if they pass the filters,
         scored by the inner product of the stored full-precision vectors and sorted by it. A
         filter that leaves at most FILTER_EXACT_MAX papers, or a dimension without an index,
-        is answered exactly; a wider one widens the walk in proportion to what it removes."""
+        is answered exactly; a wider one widens the walk in proportion to what it removes.
+        `vectors` gets the stored vectors of the papers returned, read by the same statement."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if k <= 0:
             return []
         where, params = self._search._filter_sql(filters)
         if query.shape[0] != INDEXED_DIM:
-            return self._exact(model, query, k, where, params)
+            return self._exact(model, query, k, where, params, vectors)
         share = 1.0
         if filters is not None and not filters.is_empty():
             passing = int(self.db.value(f"SELECT count(*) FROM papers p WHERE {where}", params))
             if passing <= FILTER_EXACT_MAX:
-                return self._exact(model, query, k, where, params)
+                return self._exact(model, query, k, where, params, vectors)
             # The papers table's size as the planner estimates it (no count of a million rows).
             papers = self.db.value("SELECT greatest(reltuples, 1)::bigint FROM pg_class"
                                    " WHERE oid = 'papers'::regclass")
@@ -111,43 +116,74 @@ class Embeddings(embeddings.Embeddings):
         # A few more than k: a paper linked as a duplicate after it was embedded is dropped.
         fetch = int(k / share * 1.5) + 10
         while fetch <= _FETCH_MAX:
-            found, walked = self._from_index(model, query, fetch, where, params)
-            if len(found) >= k or walked < fetch:  # enough, or every vector was seen
-                return found[:k]
+            rows, walked = self._from_index(model, query, fetch, where, params,
+                                            vectors is not None)
+            if len(rows) >= k or walked < fetch:  # enough, or every vector was seen
+                return _best_first(rows, k, vectors)
             fetch *= 4
-        return self._exact(model, query, k, where, params)
+        return self._exact(model, query, k, where, params, vectors)
 
     def _from_index(self, model: str, query: np.ndarray, fetch: int, where: str,
-                    params: list[Any]) -> tuple[list[tuple[int, float]], int]:
-        """(the `fetch` nearest that pass `where`, best first; how many the walk returned)."""
-        ef_search = min(_EF_SEARCH_MAX, max(EF_SEARCH, fetch))
-        conn = self.db.conn
-        with conn.transaction(), conn.cursor(binary=True) as cursor:
-            # relaxed_order: past ef_search the walk goes on (its answers sorted again here).
-            cursor.execute("SELECT set_config('hnsw.ef_search', %s, true),"
-                           " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-                           " set_config('hnsw.max_scan_tuples', %s, true)",
-                           (str(ef_search), str(max(20_000, 2 * fetch))))
+                    params: list[Any], with_vectors: bool) -> tuple[list[Sequence[Any]], int]:
+        """((pk, score, vector_send bytes or None) of the `fetch` nearest that pass `where`;
+        how many the walk returned), in one statement when the walk's width is the last one's."""
+        conn = self._tuned(min(_EF_SEARCH_MAX, max(EF_SEARCH, fetch)), max(20_000, 2 * fetch))
+        with conn.cursor(binary=True) as cursor:
             # The walk on embeddings alone (so the plan is always the index's), then the join.
             rows = cursor.execute(to_format(
-                "SELECT p.pk, -(c.vector <#> ?) FROM (SELECT paper_id, vector FROM embeddings"
-                f" WHERE model = ? AND dim = {INDEXED_DIM}"
+                f"SELECT p.pk, -(c.vector <#> ?), {_sent('c', with_vectors)} FROM"
+                f" (SELECT paper_id, vector FROM embeddings WHERE model = ? AND dim = {INDEXED_DIM}"
                 f" ORDER BY vector::halfvec({INDEXED_DIM}) <=> ?::halfvec({INDEXED_DIM})"
                 " LIMIT ?) c LEFT JOIN papers p ON p.id = c.paper_id"
                 f" AND {where}"), (query, model, query, int(fetch), *params)).fetchall()
-        return _best_first([r for r in rows if r[0] is not None]), len(rows)
+        return [r for r in rows if r[0] is not None], len(rows)
 
-    def _exact(self, model: str, query: np.ndarray, k: int, where: str,
-               params: list[Any]) -> list[tuple[int, float]]:
+    def _tuned(self, ef_search: int, max_scan: int) -> psycopg.Connection[Any]:
+        """The connection, its walks set to this width. Set for the session and remembered
+        (only HNSW scans read these, and every one is here), so a search is one statement;
+        inside a transaction, which could roll the setting back, for that transaction."""
+        conn = self.db.conn
+        wanted = (conn, ef_search, max_scan)
+        idle = conn.info.transaction_status == TransactionStatus.IDLE
+        if idle and self._session == wanted:
+            return conn
+        # relaxed_order: past ef_search the walk goes on (its answers sorted again here).
+        local = "false" if idle else "true"
+        conn.execute(f"SELECT set_config('hnsw.ef_search', %s, {local}),"
+                     f" set_config('hnsw.iterative_scan', 'relaxed_order', {local}),"
+                     f" set_config('hnsw.max_scan_tuples', %s, {local})",
+                     (str(ef_search), str(max_scan)))
+        self._session = wanted if idle else None
+        return conn
+
+    def _exact(self, model: str, query: np.ndarray, k: int, where: str, params: list[Any],
+               vectors: dict[int, np.ndarray] | None) -> list[tuple[int, float]]:
         # Ordered by the full-precision product, which no index holds: a scan of the papers
         # passing the filter.
-        rows = self.db.rows(
-            "SELECT p.pk, -(e.vector <#> ?) AS score FROM embeddings e JOIN papers p"
-            f" ON p.id = e.paper_id WHERE e.model = ? AND e.dim = ? AND {where}"
+        rows = self._vector_rows(
+            f"SELECT p.pk, -(e.vector <#> ?) AS score, {_sent('e', vectors is not None)}"
+            " FROM embeddings e JOIN papers p ON p.id = e.paper_id"
+            f" WHERE e.model = ? AND e.dim = ? AND {where}"
             " ORDER BY score DESC, p.pk LIMIT ?",
             (query, model, int(query.shape[0]), *params, int(k)))
-        return _best_first(rows)
+        return _best_first(rows, k, vectors)
 
 
-def _best_first(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int, float]]:
-    return sorted(((int(pk), float(score)) for pk, score in rows), key=lambda r: (-r[1], r[0]))
+def _sent(table: str, wanted: bool) -> str:
+    """The column of a table's vectors as vector_send's bytes, when they are wanted."""
+    return f"vector_send({table}.vector)" if wanted else "NULL"
+
+
+def _best_first(rows: Sequence[Sequence[Any]], k: int,
+                vectors: dict[int, np.ndarray] | None) -> list[tuple[int, float]]:
+    """The best k of (pk, score, vector_send bytes) rows, as (pk, score); their vectors put in
+    `vectors` when asked (one conversion for all: a row at a time costs more than the walk's
+    transfer)."""
+    best = sorted(((int(r[0]), float(r[1]), i) for i, r in enumerate(rows)),
+                  key=lambda r: (-r[1], r[0]))[:k]
+    if vectors is not None and best:
+        sent = np.frombuffer(b"".join(rows[i][2] for _, _, i in best), dtype=np.uint8)
+        # vector_send: a 4-byte header (dimension, unused), then big-endian float32s.
+        matrix = sent.reshape(len(best), -1)[:, 4:].copy().view(">f4").astype(np.float32)
+        vectors.update(zip((pk for pk, _, _ in best), matrix, strict=True))
+    return [(pk, score) for pk, score, _ in best]
