@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -17,10 +18,11 @@ class Neighbours(Protocol):
 
     count: int  # vectors searchable (0: semantic search needs `papersift embed`)
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: bool = False
+    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
                ) -> list[tuple[int, float]]:
-        """(pk, inner product) of the k nearest papers passing the filters, nearest first;
-        `keep_vectors`: `vectors` will be asked for theirs (kept if that saves a read)."""
+        """(pk, inner product) of the k nearest papers passing the filters, nearest first.
+        `keep_vectors` (None: nothing): `vectors` will be asked for the vectors of the answers
+        and of these papers (read with the search where that saves a read)."""
         ...
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
@@ -36,7 +38,7 @@ class LocalNeighbours:
         self.count = index.count
         self._allowed: set[int] | None = None
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: bool = False
+    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
                ) -> list[tuple[int, float]]:
         if self.filters is not None and not self.filters.is_empty() and self._allowed is None:
             self._allowed = self.store.search.filtered_pks(self.filters)  # once per search
@@ -61,10 +63,11 @@ class StoreNeighbours:
         self.count = _count(store, model)
         self._seen: dict[int, np.ndarray] = {}  # the vectors the searches returned, by pk
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: bool = False
+    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
                ) -> list[tuple[int, float]]:
-        return self.store.embeddings.nearest_papers(self.model, vector, k, self.filters,
-                                                    self._seen if keep_vectors else None)
+        return self.store.embeddings.nearest_papers(
+            self.model, vector, k, self.filters,
+            None if keep_vectors is None else self._seen, keep_vectors or ())
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
         """Those the searches returned as they came, the others read (one statement)."""

@@ -210,9 +210,9 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return kw_ranked, dict(kw_ranked), {}
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        # Hybrid fusion reads the semantic candidates' vectors (_hybrid): kept from the walk.
-        sem_ranked = index.search(query_vector, pool,
-                                  keep_vectors=mode == "hybrid" and fusion.method != "rrf")
+        # Hybrid fusion reads both sides' candidates' vectors (_hybrid): with the search.
+        sem_ranked = index.search(query_vector, pool, keep_vectors=[pk for pk, _ in kw_ranked]
+                                  if mode == "hybrid" and fusion.method != "rrf" else None)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 

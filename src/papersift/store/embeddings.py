@@ -140,11 +140,12 @@ class Embeddings(Concern):
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None,
-                       vectors: dict[int, np.ndarray] | None = None) -> list[tuple[int, float]]:
+                       vectors: dict[int, np.ndarray] | None = None,
+                       vectors_of: Sequence[int] = ()) -> list[tuple[int, float]]:
         """(pk, inner product with `vector`) of the k live papers whose vectors of this model
         are nearest to it, nearest first, among those passing `filters`; `vectors`, when
-        given, gets {pk: stored vector} of those papers (hybrid search needs them: a backend
-        that has them at hand saves a read). A backend that indexes vectors
+        given, gets {pk: stored vector} of those papers and of the papers `vectors_of` (hybrid
+        search needs them: a backend that reads them with the search saves a read). A backend that indexes vectors
         (`indexes_vectors`) answers approximately from its index; here the answer is exact:
         every vector is read, a step at a time, and the best k kept (what recall is measured
         against)."""
@@ -173,7 +174,7 @@ class Embeddings(Concern):
                 best_pks, best_scores = best_pks[keep], best_scores[keep]
         order = np.lexsort((best_pks, -best_scores))
         found = [(int(best_pks[i]), float(best_scores[i])) for i in order]
-        if vectors is not None and found:
-            vectors.update(zip(*self.embedding_vectors(model, [pk for pk, _ in found]),
-                               strict=True))
+        if vectors is not None:
+            wanted = list(dict.fromkeys([*(pk for pk, _ in found), *vectors_of]))
+            vectors.update(zip(*self.embedding_vectors(model, wanted), strict=True))
         return found
