@@ -477,40 +477,30 @@ def test_nearest_papers_come_from_the_hnsw_index_and_match_exact_search(
         assert len(set(exact) & {pk for pk, _ in found}) >= 45
 
 
-def test_a_walk_is_one_statement_and_returns_the_vectors_asked_for(
-        pg: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The walk's settings are set once per session (a search is then one statement), only
-    for the transaction inside one; the walk's rows bring their vectors when asked."""
+def test_a_walk_is_one_statement(pg: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk's settings are set once per session (a search is then one statement), and
+    only for the transaction when a search runs inside one."""
     import psycopg
 
     pg.papers.upsert_papers([prepare_record(paper(i)) for i in range(1, 301)])
     vectors = _clustered_vectors(301)
     pg.embeddings.put_embeddings("m", [(f"2601.{i:05d}", "h", vectors[i - 1])
                                        for i in range(1, 301)])
-    kept: dict[int, np.ndarray] = {}
-    found = pg.embeddings.nearest_papers("m", vectors[300], 20, vectors=kept)
-    assert set(kept) == {pk for pk, _ in found} and len(found) == 20
-    for pk, score in found:
-        assert float(kept[pk] @ vectors[300]) == pytest.approx(score, abs=1e-5)
+    first = pg.embeddings.nearest_papers("m", vectors[299], 20)
+    assert len(first) == 20
     assert pg.conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "128"
-    others = [pg.search.pk_of(f"2601.{i:05d}") for i in (1, 2)]
     statements: list[str] = []
     execute = psycopg.Cursor.execute
     monkeypatch.setattr(psycopg.Cursor, "execute",
                         lambda self, sql, *a, **k: statements.append(str(sql)) or
                         execute(self, sql, *a, **k))
-    assert pg.embeddings.nearest_papers("m", vectors[299], 20) == \
-        pg.embeddings.nearest_papers("m", vectors[299], 20)
-    assert len(statements) == 2  # a walk each, nothing set again
-    kept = {}
-    found = pg.embeddings.nearest_papers("m", vectors[299], 20, vectors=kept, vectors_of=others)
-    assert len(statements) == 3 and set(kept) == {pk for pk, _ in found} | set(others)
-    assert np.allclose(kept[others[1]], vectors[1])
+    assert pg.embeddings.nearest_papers("m", vectors[299], 20) == first
+    assert len(statements) == 1  # the walk, nothing set again
     with pg.db.transaction():  # a wider walk inside a transaction: set for it alone
         assert len(pg.embeddings.nearest_papers("m", vectors[299], 200)) == 200
     monkeypatch.undo()
     assert pg.conn.execute("SHOW hnsw.ef_search").fetchone()[0] == "128"
-    assert len(pg.embeddings.nearest_papers("m", vectors[299], 20)) == 20
+    assert pg.embeddings.nearest_papers("m", vectors[299], 20) == first
 
 
 def pk_index(pks: np.ndarray, pk: int) -> int:

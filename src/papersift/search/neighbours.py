@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
@@ -18,11 +17,8 @@ class Neighbours(Protocol):
 
     count: int  # vectors searchable (0: semantic search needs `papersift embed`)
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
-               ) -> list[tuple[int, float]]:
-        """(pk, inner product) of the k nearest papers passing the filters, nearest first.
-        `keep_vectors` (None: nothing): `vectors` will be asked for the vectors of the answers
-        and of these papers (read with the search where that saves a read)."""
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(pk, inner product) of the k nearest papers passing the filters, nearest first."""
         ...
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
@@ -38,8 +34,7 @@ class LocalNeighbours:
         self.count = index.count
         self._allowed: set[int] | None = None
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
-               ) -> list[tuple[int, float]]:
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         if self.filters is not None and not self.filters.is_empty() and self._allowed is None:
             self._allowed = self.store.search.filtered_pks(self.filters)  # once per search
         return self.index.search(vector, k, self._allowed)
@@ -61,25 +56,12 @@ class StoreNeighbours:
     def __init__(self, store: Store, model: str, filters: SearchFilters | None) -> None:
         self.store, self.model, self.filters = store, model, filters
         self.count = _count(store, model)
-        self._seen: dict[int, np.ndarray] = {}  # the vectors the searches returned, by pk
 
-    def search(self, vector: np.ndarray, k: int, keep_vectors: Sequence[int] | None = None
-               ) -> list[tuple[int, float]]:
-        return self.store.embeddings.nearest_papers(
-            self.model, vector, k, self.filters,
-            None if keep_vectors is None else self._seen, keep_vectors or ())
+    def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        return self.store.embeddings.nearest_papers(self.model, vector, k, self.filters)
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
-        """Those the searches returned as they came, the others read (one statement)."""
-        seen = self._seen
-        read = [pk for pk in pks if pk not in seen]
-        if read:
-            found, matrix = self.store.embeddings.embedding_vectors(self.model, read)
-            seen = {**seen, **dict(zip(found, matrix, strict=True))}
-        order = [pk for pk in pks if pk in seen]
-        if not order:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return order, np.vstack([seen[pk] for pk in order])
+        return self.store.embeddings.embedding_vectors(self.model, pks)
 
 
 def _count(store: Store, model: str) -> int:

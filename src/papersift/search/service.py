@@ -210,9 +210,7 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
         return kw_ranked, dict(kw_ranked), {}
     if semantic_text:
         query_vector = embedder.embed([semantic_text])[0]
-        # Hybrid fusion reads both sides' candidates' vectors (_hybrid): with the search.
-        sem_ranked = index.search(query_vector, pool, keep_vectors=[pk for pk, _ in kw_ranked]
-                                  if mode == "hybrid" and fusion.method != "rrf" else None)
+        sem_ranked = index.search(query_vector, pool)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
 
@@ -226,8 +224,8 @@ def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             sem_ranked: list[tuple[int, float]], fusion: FusionParams,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best: the
-    moved vector rescores the candidates already found (their vectors read once, with the
-    keyword candidates'), not a second walk of the graph."""
+    moved vector rescores the candidates already found (both sides' vectors read in one go),
+    not a second walk of the graph."""
     kw_pks = [pk for pk, _ in kw_ranked]
     sem_first = dict(sem_ranked)
     known = _Known(*index.vectors(list(dict.fromkeys([*kw_pks, *sem_first]))))

@@ -139,16 +139,12 @@ class Embeddings(Concern):
         return None
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
-                       filters: SearchFilters | None = None,
-                       vectors: dict[int, np.ndarray] | None = None,
-                       vectors_of: Sequence[int] = ()) -> list[tuple[int, float]]:
+                       filters: SearchFilters | None = None) -> list[tuple[int, float]]:
         """(pk, inner product with `vector`) of the k live papers whose vectors of this model
-        are nearest to it, nearest first, among those passing `filters`; `vectors`, when
-        given, gets {pk: stored vector} of those papers and of the papers `vectors_of` (hybrid
-        search needs them: a backend that reads them with the search saves a read). A backend that indexes vectors
-        (`indexes_vectors`) answers approximately from its index; here the answer is exact:
-        every vector is read, a step at a time, and the best k kept (what recall is measured
-        against)."""
+        are nearest to it, nearest first, among those passing `filters`. A backend that
+        indexes vectors (`indexes_vectors`) answers approximately from its index; here the
+        answer is exact: every vector is read, a step at a time, and the best k kept (what
+        recall is measured against)."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         allowed = None if filters is None or filters.is_empty() else \
             self._search.filtered_pks(filters)
@@ -173,8 +169,4 @@ class Embeddings(Concern):
                 keep = np.argpartition(-best_scores, k - 1)[:k]
                 best_pks, best_scores = best_pks[keep], best_scores[keep]
         order = np.lexsort((best_pks, -best_scores))
-        found = [(int(best_pks[i]), float(best_scores[i])) for i in order]
-        if vectors is not None:
-            wanted = list(dict.fromkeys([*(pk for pk, _ in found), *vectors_of]))
-            vectors.update(zip(*self.embedding_vectors(model, wanted), strict=True))
-        return found
+        return [(int(best_pks[i]), float(best_scores[i])) for i in order]
