@@ -36,6 +36,9 @@ searches it with its own (pgvector) index, the stock stack as before. With --loc
 version also walks a local hnswlib file (`vector_search = local`, a data dir of its own,
 CACHE/sNk-local, the file built once from PostgreSQL's vectors; the build's seconds logged):
 the `local` columns, and its top 10 against this version's (`local_top10_same`).
+With --database-url the PostgreSQL store is one that already holds the same papers (the
+million-paper stores: BENCH36_DIR=/work/cache/million/sqlite with --size 1000000 and the
+URL of bench_million.py's server), searched as it is.
 
 `relevance` runs SciFact (train), Cranfield, CISI and MEDLINE hybrid through each
 version's search (stores kept in /work/cache/search36/rel) and prints nDCG@10.
@@ -423,7 +426,9 @@ def postgres_url(folder: Path, size: int | None) -> str:
 
 def speed(args: argparse.Namespace) -> None:
     folder = store_dir(args.size)
-    url = postgres_url(folder, args.size) if args.backend == "postgresql" else None
+    url = None
+    if args.backend == "postgresql":
+        url = args.database_url or postgres_url(folder, args.size)
     sets = queries(args.titles, args.questions)
     log(f"start: {machine()}")
     workers = contenders(args, folder, url)
@@ -529,6 +534,8 @@ def main() -> None:
     s = steps.add_parser("speed")
     s.add_argument("--size", type=int)
     s.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
+    s.add_argument("--database-url", help="with --backend postgresql: a store holding the same"
+                   " papers, searched as it is (bench_million.py's), instead of a copy")
     s.add_argument("--baseline", help="a copy of papersift's src as it was")
     s.add_argument("--rounds", type=int, default=2)
     s.add_argument("--ranking", action="store_true",
