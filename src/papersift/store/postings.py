@@ -249,6 +249,18 @@ class StoredPostings(Concern):
             self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
         ).astype(np.int64))
 
+    def average_length(self) -> float | None:
+        """The average length of the papers of the build and the tail (each kept with its
+        postings); None without a build."""
+        state = self.state()
+        if state is None or not state.build:
+            return None
+        kept = np.delete(self._lengths(state), self._changed(state))  # the tail holds these anew
+        total, count = self.db.rows("SELECT coalesce(sum(length), 0), count(*)"
+                                    " FROM keyword_tail_papers WHERE length > 0")[0]
+        count += np.count_nonzero(kept)
+        return (float(kept.sum()) + total) / count if count else None
+
     def _changed(self, state: IndexState) -> np.ndarray:
         """The build's papers that the tail holds anew (changed or deleted since), sorted."""
         version = (state.build, state.tail_version)

@@ -62,8 +62,11 @@ class Search(Concern):
         """Each word as the keyword index sees it (stemmed, case-folded tokens), asking the
         index only for the words not seen before."""
         backend = self.db.dialect
+        # Both tokenizers fold ASCII case: a query's "Mobile" and its plan's "mobile" are one
+        # question (beyond ASCII, folding depends on the server's locale).
+        keys = [w.lower() if w.isascii() else w for w in words]
         with _TOKENS_LOCK:
-            found = {w: _TOKENS.get((backend, w)) for w in words}
+            found = {w: _TOKENS.get((backend, w)) for w in keys}
         missing = [w for w, tokens in found.items() if tokens is None]
         if missing:
             fresh = self._tokenize(missing)
@@ -72,7 +75,7 @@ class Search(Concern):
                     _TOKENS.clear()
                 for word, tokens in zip(missing, fresh, strict=True):
                     found[word] = _TOKENS[(backend, word)] = tuple(tokens)
-        return [list(found[w] or ()) for w in words]
+        return [list(found[w] or ()) for w in keys]
 
     def keyword_search(self, query: KeywordQuery, weights: Sequence[float],
                        filters: SearchFilters | None = None, limit: int = 100
