@@ -26,8 +26,7 @@ class Delivery(Concern):
     sent (never twice), one-click links used, and private feed tokens."""
 
     def delivery_settings(self, reader_id: int) -> dict[str, Any]:
-        """{schedule ('daily', 'weekly', 'off'), days (['mon', ...]), paused}: defaults for a
-        reader who set none."""
+        """{schedule ('daily', 'weekly', 'off'), days (['mon', ...]), paused}: DEFAULTS if unset."""
         row = self.db.one("SELECT schedule, days, paused FROM delivery_settings"
                           " WHERE reader_id = ?", (reader_id,))
         if row is None:

@@ -140,11 +140,10 @@ class Embeddings(Concern):
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None) -> list[tuple[int, float]]:
-        """(pk, inner product with `vector`) of the k live papers whose vectors of this model
-        are nearest to it, nearest first, among those passing `filters`. A backend that
-        indexes vectors (`indexes_vectors`) answers approximately from its index; here the
-        answer is exact: every vector is read, a step at a time, and the best k kept (what
-        recall is measured against)."""
+        """(pk, inner product with `vector`) of the k live papers whose vectors of this model are
+        nearest to it, nearest first, among those passing `filters`. A backend that indexes vectors
+        (`indexes_vectors`) answers approximately from its index; here the answer is exact: every
+        vector is read, a step at a time, and the best k kept (what recall is measured against)."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         allowed = None if filters is None or filters.is_empty() else \
             self._search.filtered_pks(filters)

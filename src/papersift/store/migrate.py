@@ -62,7 +62,7 @@ def _batches(store: Store, name: str, after: Sequence[Any] | None, batch: int
     spec = table(name)
     while rows := store.tables.read_rows(name, after, batch):
         yield rows
-        after = spec.key_of(rows[-1])
+        after = tuple(rows[-1][spec.columns.index(k)] for k in spec.key)
 
 
 def copy_table(source: Store, target: Store, name: str, batch: int = BATCH,

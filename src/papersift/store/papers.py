@@ -216,7 +216,6 @@ class Papers(Concern):
         return change.visible or categories_change
 
     # ----------------------------------------------------------------- reads
-
     def record_ingest_run(self, sources: list[str], started_at: str, report: dict[str, Any]) -> int:
         """Keep the report of one ingest run; returns its id."""
         return int(self.db.value(
@@ -351,9 +350,8 @@ class Papers(Concern):
         return current, author_ids, merges, fresh, repeats
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
-        """Ids for these author names (name -> its slug), creating the missing ones (the
-        backend's _add_authors) with the slug wanted, else the first of slug-2, slug-3, ...
-        that no author holds."""
+        """Ids for these author names (name -> slug), creating missing ones (the backend's
+        _add_authors) with the slug wanted, else the first free one of slug-2, slug-3, ..."""
         names = [n for n in wanted if n]
         if not names:
             return {}

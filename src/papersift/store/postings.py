@@ -169,10 +169,9 @@ class StoredPostings(Concern):
 
     # ------------------------------------------------------------------ build
     def build(self, on_progress: Progress | None = None) -> dict[str, Any]:
-        """Every term's postings as of one snapshot, written beside the previous build's;
-        they take over in one small transaction with an empty tail (changes logged since the
-        snapshot are kept for the next tail update). A killed build leaves rows the next
-        one deletes."""
+        """Every term's postings as of one snapshot, written beside the previous build's; they take
+        over in one small transaction with an empty tail (changes logged since the snapshot are kept
+        for the next tail update). A killed build leaves rows the next one deletes."""
         started = time.perf_counter()
         with self.db.transaction():
             self.db.execute("INSERT INTO keyword_index (id) VALUES (1) ON CONFLICT DO NOTHING")
@@ -211,8 +210,7 @@ class StoredPostings(Concern):
 
     # ------------------------------------------------------------------- tail
     def update_tail(self) -> dict[str, int]:
-        """Postings for the papers added since the tail's watermark and those changed since
-        they were indexed."""
+        """Postings for papers added past the tail's watermark and those changed since indexed."""
         state = self.state()
         if state is None or not state.build:
             raise StoreError("no keyword postings are built yet")
@@ -269,8 +267,7 @@ class StoredPostings(Concern):
                            " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
 
     def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
-        """Each token's postings: the build's (without the papers the tail holds anew) and
-        the tail's."""
+        """Each token's postings: the build's (minus those the tail holds anew) and the tail's."""
         lengths, changed = self._lengths(state), self._changed(state)
         lists = {tok: Postings.empty() for tok in tokens}
         among, params = self.db.any_of("term", tokens)
@@ -368,9 +365,8 @@ def idf(papers: int, docs: int) -> float:
 def bm25(lists: Sequence[tuple[Postings, float]], field_weights: Sequence[float],
          average_length: float) -> tuple[np.ndarray, np.ndarray]:
     """(pks, scores) of every paper in any list, pks ascending; `lists` holds each query term's
-    postings with its idf times its weight in the query. Each term adds, as FTS5's bm25() for
-    each phrase, idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), f the
-    field-weighted count."""
+    postings and its idf times its query weight. Each term adds, as FTS5's bm25() per phrase,
+    idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)), f the field-weighted count."""
     weights = np.asarray(field_weights, dtype=np.float64)
     pks: list[np.ndarray] = []
     scores: list[np.ndarray] = []

@@ -80,9 +80,8 @@ class Search(Concern):
     def keyword_search(self, query: KeywordQuery, weights: Sequence[float],
                        filters: SearchFilters | None = None, limit: int = 100
                        ) -> list[tuple[int, float]]:
-        """(pk, score, higher is better) of the best live matches, best first; `weights`
-        are the field weights (title, abstract, authors). StoreQueryError if the index
-        rejects the query."""
+        """(pk, score, higher is better) of the best live matches, best first; `weights` are the
+        field weights (title, abstract, authors). StoreQueryError if the index rejects the query."""
         first = self._newest_from(query.newest_share)
         terms = plain_terms(query)
         if terms is not None and (filters is None or filters.is_empty()):

@@ -26,12 +26,8 @@ class Table:
     vectors: tuple[str, ...] = ()  # columns holding float32 vectors
     numbered: bool = False  # the key is an integer id the backend hands out
 
-    def key_of(self, row: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(row[self.columns.index(k)] for k in self.key)
-
     @property
     def vector_indexes(self) -> list[int]:
-        """Where a row holds vectors."""
         return [self.columns.index(c) for c in self.vectors]
 
 

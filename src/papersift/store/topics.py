@@ -49,10 +49,9 @@ def _monday(day: str) -> str | None:
 class Topics(Concern):
     """A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
     key-phrase label), key_label, llm_label, key_phrases (list), section_id, section_slug,
-    section_label, is_other, size, created_build, retired_build. A build (papersift.topics)
-    replaces the topics in one transaction; topics keep their id and slug across builds when
-    the build says so, retired ones keep their row (their slug stays reserved) and redirect to
-    where their papers went."""
+    section_label, is_other, size, created_build, retired_build. A build (papersift.topics) replaces
+    the topics in one transaction; topics keep their id and slug when the build says so, retired
+    ones keep their row (their slug stays reserved) and redirect to where their papers went."""
 
     # ------------------------------------------------------------- stage reads
     def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:

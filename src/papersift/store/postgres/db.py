@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -21,13 +21,11 @@ from psycopg.types import TypeInfo
 
 from papersift.clock import utc_now
 from papersift.store import redact_url as redact
-from papersift.store.sql import Database, check_schema, read_migrations, to_format
+from papersift.store.sql import Database, T, check_schema, read_migrations, to_format
 from papersift.store.values import StoreError, StoreUnavailable
 
-T = TypeVar("T")
 SCHEMA = "papersift"  # every table lives in it, so the database may hold other things too
-# The advisory lock key of migrating (arbitrary, papersift's own; other locks are named:
-# PostgresDatabase.lock).
+# The advisory lock key of migrating (arbitrary; other locks are named: PostgresDatabase.lock).
 MIGRATE_LOCK = 0x7061_7065_7273_0001
 # A write that lost a deadlock or a serialization race is run again this many times.
 _RETRIES = 5
@@ -37,8 +35,7 @@ migrations = partial(read_migrations, "papersift.store.postgres.migrations")
 
 def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
     """Open the database at `url`, migrating papersift's schema to the newest unless read-only;
-    in autocommit mode (a read is one statement, one snapshot; every write method opens its
-    own transaction)."""
+    autocommit (a read is one statement, one snapshot; each write method opens a transaction)."""
     try:
         # No server-side prepared statements: a generic plan would evaluate a query's
         # tsquery functions once per row instead of once (4x slower keyword search), and
@@ -65,8 +62,7 @@ def connect(url: str, readonly: bool = False) -> psycopg.Connection[Any]:
 
 
 def _applied(conn: psycopg.Connection[Any], check: bool = False) -> set[int]:
-    """The numbers of the migrations applied (refused, if `check`, when a newer papersift
-    applied them)."""
+    """The applied migrations' numbers (if `check`, refused when a newer papersift applied them)."""
     exists = conn.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.schema_migrations",)).fetchone()
     applied = set() if exists[0] is None else {
         r[0] for r in conn.execute(f"SELECT number FROM {SCHEMA}.schema_migrations")}
@@ -183,13 +179,12 @@ def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
 
 
 class PostgresDatabase(Database):
-    """The dialect layer over the store's connection (`?` placeholders become `%s`), opened
-    again when the server dropped it (issue 30: after a restart of PostgreSQL every page
-    failed until papersift was restarted too). Before a statement outside a transaction, a
-    connection that failed, or whose socket holds a message nobody asked for (a shutdown's
-    "terminating connection"), is replaced (StoreUnavailable if no new one can be made).
-    Inside a transaction it is never swapped: a statement on a dropped one fails, and the
-    transaction with it."""
+    """The dialect layer over the store's connection (`?` placeholders become `%s`), opened again
+    when the server dropped it (issue 30: after a restart of PostgreSQL every page failed until
+    papersift was restarted too). Before a statement outside a transaction, a connection that
+    failed, or whose socket holds a message nobody asked for (a shutdown's "terminating
+    connection"), is replaced (StoreUnavailable if no new one can be made). Inside a transaction it
+    is never swapped: a statement on a dropped one fails, and the transaction with it."""
 
     dialect = "postgresql"
     for_update = " FOR UPDATE"
@@ -201,7 +196,6 @@ class PostgresDatabase(Database):
 
     @property
     def conn(self) -> psycopg.Connection[Any]:
-        """The live connection."""
         conn = self._conn
         if not self._closed and (conn.closed or conn.broken or (
                 conn.info.transaction_status == TransactionStatus.IDLE and _dropped(conn))):
@@ -250,8 +244,7 @@ class PostgresDatabase(Database):
         return snapshot(self.conn)
 
     def write(self, work: Callable[[], T]) -> T:
-        """Run again if it lost a deadlock (PostgreSQL ends one of the two) or a
-        serialization race."""
+        """Run again if it lost a deadlock (PostgreSQL ends one of two) or a serialization race."""
         for attempt in range(_RETRIES):
             try:
                 with self.conn.transaction():

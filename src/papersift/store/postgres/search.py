@@ -121,8 +121,7 @@ class Search(search.Search):
         return {token: counts[token] for token in tokens}
 
     def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
-        """(the papers that hold each token, the store's size: its highest pk), in one round
-        trip."""
+        """(papers holding each token, the store's size: its highest pk), in one round trip."""
         rows = self.db.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(?)"
                             " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
         size = next(int(n) for lexeme, n in rows if lexeme is None)
@@ -182,8 +181,7 @@ class Search(search.Search):
                 for found in keys], size
 
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
-        """A tsquery: each name's words as a phrase among the authors' lexemes (weight
-        class C)."""
+        """A tsquery: each name's words as a phrase among the authors' lexemes (weight class C)."""
         phrases = []
         for name in authors:
             words = [w for w in re.split(r"[^\w]+|_", name) if w]

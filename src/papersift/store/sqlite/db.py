@@ -144,9 +144,8 @@ class SQLiteDatabase(Database):
             self.index_papers(*self.any_of("pk", [row[0] for row in rows], "bigint"))
 
     def index_papers(self, where: str, params: Sequence[Any]) -> None:
-        """Put the new papers matching `where` in the keyword index (no trigger does it: bulk
-        loads index on their own), unless a parallel build owns the index
-        (fulltext.fulltext_deferred)."""
+        """Put the new papers matching `where` in the keyword index (no trigger does it: bulk loads
+        index on their own), unless a parallel build owns the index (fulltext.fulltext_deferred)."""
         if self.value("SELECT 1 FROM fulltext_deferred") is None:
             self.execute("INSERT INTO papers_fts(rowid, title, abstract, authors_text)"
                          f" SELECT pk, title, abstract, authors_text FROM papers WHERE {where}",

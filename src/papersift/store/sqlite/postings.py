@@ -67,10 +67,9 @@ def _varints(blob: bytes) -> list[int]:
 
 def fts5_tokens(db: Database, table: str, columns: Sequence[str],
                 rows: Sequence[Sequence[Any]]) -> list[Sequence[Any]]:
-    """(rowid, column, term) of each token of these rows ((rowid, *texts)), in order, as the
-    keyword index tokenizes them: through a temporary FTS5 table `table` with the index's
-    own tokenizer, so no stemmer has to agree with SQLite's (the temp schema is private:
-    read-only connections can too)."""
+    """(rowid, column, term) of each token of these rows ((rowid, *texts)), in order, as the index
+    tokenizes them: through a temp FTS5 table `table` with the index's own tokenizer, so no stemmer
+    has to agree with SQLite's (the temp schema is private: read-only connections can too)."""
     db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table} USING fts5("
                f"{', '.join(columns)}, tokenize='{TOKENIZER}')")
     db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_vocab"

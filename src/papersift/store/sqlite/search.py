@@ -166,8 +166,7 @@ class Search(search.Search):
         return self._run(sql, [*weights, match, first, int(limit)])
 
     def _run(self, sql: str, params: list[Any]) -> list[tuple[int, float]]:
-        """(pk, score) rows of a ranking statement whose first three parameters are the
-        field weights."""
+        """(pk, score) rows of a ranking statement, its first three parameters the field weights."""
         params[:3] = [float(w) for w in params[:3]]
         try:
             return [(r[0], r[1]) for r in self.conn.execute(sql, params).fetchall()]
