@@ -7,6 +7,8 @@ registered backend is here).
 
 from __future__ import annotations
 
+import random
+import string
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,6 +132,24 @@ def test_lines_known_unchanged(backend: Store) -> None:
 
 
 # ---------------------------------------------------------------------- search
+def test_a_word_is_asked_of_the_tokenizer_once_whatever_its_ascii_case(
+        backend: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[list[str]] = []
+    tokenize = backend.search._tokenize
+
+    def counted(words: list[str]) -> list[list[str]]:
+        asked.append(list(words))
+        return tokenize(words)
+
+    monkeypatch.setattr(backend.search, "_tokenize", counted)
+    # A word no other test asked (the memory is the process's): letters, as both index.
+    word = "Tok" + "".join(random.choice(string.ascii_lowercase) for _ in range(12))
+    assert backend.search.index_tokens([word]) == backend.search.index_tokens([word.lower()])
+    assert backend.search.index_tokens([word.upper()]) == backend.search.index_tokens([word])
+    assert asked == [[word.lower()]]
+    assert backend.search.index_tokens(["Graphs", "graphs"]) == [["graph"], ["graph"]]
+
+
 def test_keyword_search_and_filters(backend: Store) -> None:
     search = backend.search
     tokens = search.index_tokens(["Graphs", "modelling"])
