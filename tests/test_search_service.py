@@ -20,7 +20,7 @@ from papersift.search.neighbours import (
     open_neighbours,
     refresh_local_index,
 )
-from papersift.settings import Settings, SettingsError
+from papersift.settings import SETTINGS, Settings, SettingsError
 from papersift.store import Store, add_records, open_store
 from tests.store_sql import run_sql
 from tests.test_search_embed import local_embedder, model_root, paper, search_settings  # noqa: F401
@@ -161,6 +161,33 @@ def test_vector_search_local_walks_this_machines_file_on_either_backend(
 
 
 @pytest.mark.slow
+def test_auto_walks_the_local_file_up_to_local_index_max_vectors_then_the_stores_index(
+        corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    """`vector_search = auto`, the default: PostgreSQL's search walks this machine's file
+    (kept by the embed stage) while the store holds at most `local_index_max_vectors` of the
+    model's vectors, and its own HNSW index above; SQLite always walks its file. Either way
+    search finds the same papers."""
+    assert next(s for s in SETTINGS if s.name == "vector_search").default == "auto"
+    model = local_embedder.model_id
+    in_store = corpus.embeddings.indexes_vectors()
+    held = corpus.embeddings.count_embeddings(model)
+    below = search_settings.replace(vector_search="auto", local_index_max_vectors=held)
+    above = below.replace(local_index_max_vectors=held - 1)
+    if in_store:  # above the limit the embed stage leaves this machine's file alone
+        assert "local_index" not in Embed(embedder=local_embedder).run(corpus, above).details
+        assert load_index(above, model) is None
+    report = Embed(embedder=local_embedder).run(corpus, below)
+    assert report.details["local_index" if in_store else "index"]["size"] == 5
+    assert isinstance(open_neighbours(corpus, below, model), LocalNeighbours)
+    assert isinstance(open_neighbours(corpus, above, model),
+                      StoreNeighbours if in_store else LocalNeighbours)
+    for query in ("teaching an agent with written criticism", "folding proteins"):
+        by_file = search(corpus, below, query, embedder=local_embedder)
+        assert ids(by_file) == ids(search(corpus, above, query, embedder=local_embedder))
+        assert len(ids(by_file)) >= 3
+
+
+@pytest.mark.slow
 def test_a_backfill_builds_the_store_index_once_and_the_next_run_mends_a_stopped_one(
         store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
     """`embed --backfill` drops PostgreSQL's HNSW index, writes, and builds it once; a run
@@ -212,7 +239,8 @@ def test_refresh_local_index_keeps_a_machines_file_current_with_the_stores_vecto
         return
     assert report is not None and report["added"] == 30
     assert refresh_local_index(store, local, "test:model", version) == (version, None)
-    assert refresh_local_index(store, settings, "test:model")[1] is None  # store: the HNSW
+    walk_store = settings.replace(vector_search="store")
+    assert refresh_local_index(store, walk_store, "test:model")[1] is None  # the HNSW
     store.embeddings.put_embeddings("test:model", [(f"2504.{i:05d}", "h", vectors[i])
                                                    for i in range(30, 40)])
     reports: list[dict] = []

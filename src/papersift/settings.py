@@ -36,15 +36,21 @@ SETTINGS: tuple[Setting, ...] = (
             "Where the store lives: empty for the SQLite file papersift.db in the data dir, "
             "sqlite:///path/to/file.db, or postgresql://user:password@host/dbname (needs the "
             "postgres extra: pip install 'papersift[postgres]')."),
-    Setting("vector_search", str, "store",
+    Setting("vector_search", str, "auto",
             "Where semantic search walks its graph: store (the store's own index when it keeps "
-            "one: PostgreSQL's pgvector HNSW, shared by every machine) or local (a hnswlib file "
+            "one: PostgreSQL's pgvector HNSW, shared by every machine), local (a hnswlib file "
             "in this machine's data dir, built from the store's vectors by `papersift embed`: "
-            "the walks leave the database server; the SQLite store always searches locally)."),
+            "the walks leave the database server, several times faster) or auto: local while "
+            "the store holds at most local_index_max_vectors vectors, store above. The SQLite "
+            "store always searches locally."),
+    Setting("local_index_max_vectors", int, 200_000,
+            "With vector_search = auto on PostgreSQL: the most vectors this machine copies into "
+            "its local file (about 3.5 KB of memory each while serving, 340 MB at 98,742)."),
     Setting("local_index_refresh", float, 600.0,
-            "With vector_search = local on PostgreSQL: seconds between `serve`'s checks that "
-            "bring this machine's index file up to date with the store's vectors (it also does "
-            "so before serving; 0: not after that, and `papersift embed` updates it too)."),
+            "When PostgreSQL's semantic search walks the local file: seconds between `serve`'s "
+            "checks that bring this machine's index file up to date with the store's vectors (it "
+            "also does so before serving; 0: not after that, and `papersift embed` updates it "
+            "too)."),
     Setting("vector_index_memory_mb", int, 2048,
             "Memory PostgreSQL may use to build its vector index after `embed --backfill` "
             "(about 1.3 GB per million papers keeps the whole graph in memory, much faster)."),

@@ -39,7 +39,8 @@ class Embed:
 
     Killing it loses at most one chunk; running it again resumes. Then the local
     nearest-neighbour index is brought up to date (unless `update_index` is False, or the
-    store keeps its own index, as PostgreSQL does, and `vector_search` is not local).
+    store keeps its own index, as PostgreSQL does, and search does not walk the local file:
+    neighbours.searches_locally).
 
     A backfill (millions of vectors into a store that keeps its own index) drops that index
     first and builds it once at the end; every run builds it if it is missing, so a killed
@@ -108,9 +109,10 @@ class Embed:
             # unless this is a backfill (or mends one that was stopped): then built now.
             report.details["index"] = self._build_store_index(store, settings, model, dropped,
                                                               on_progress)
-        if self.update_index and searches_locally(store, settings):
+        if self.update_index and searches_locally(store, settings, model):
             # This machine's own file (the SQLite store's only index; PostgreSQL's copy
-            # when `vector_search` is local): new vectors added, changed ones replaced.
+            # when its search walks it, searches_locally): new vectors added, changed ones
+            # replaced.
             key = "local_index" if "index" in report.details else "index"
             report.details[key] = update_index(store, settings, model, on_progress)
         return report
