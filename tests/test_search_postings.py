@@ -102,6 +102,22 @@ def same(mine: list[tuple[int, float]], theirs: list[tuple[int, float]], label: 
     assert [s for _, s in mine] == pytest.approx([s for _, s in theirs], rel=rel), label
 
 
+def ranking_statements(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements one ranking on the postings sends to PostgreSQL."""
+    import psycopg
+
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+    with monkeypatch.context() as patch:
+        patch.setattr(psycopg.Cursor, "execute", lambda self, sql, *a, **k:
+                      sent.append(str(sql)) or execute(self, sql, *a, **k))
+        found = store.search._postings.rank(  # type: ignore[attr-defined]
+            ["learn", "graph"], WEIGHTS, 10, 0, lambda after: [],
+            lambda lists, after: ([1.0, 1.0], 100.0))
+    assert found and len(found) == 10
+    return sent
+
+
 def assert_same_ranking(own: Store, plain: Store, limit: int = 50) -> int:
     """Each query's best `limit` are the same on both stores; returns the queries compared."""
     compared = 0
@@ -151,6 +167,13 @@ def test_postings_rank_as_fts5_through_builds_tails_and_new_papers(
     tail = Keywords().run(own, settings.replace(keyword_postings_rebuild_share=0.5))
     assert (tail.counts["added"], tail.counts["changed"], tail.counts["tail"]) == (300, 25, 325)
     assert "built" not in tail.counts
+    if own.location.startswith("postgresql"):
+        # One statement, and no transaction, though no cache holds this tail's changed
+        # papers yet: they come with the state, the lists and the tail (five round trips
+        # before, BEGIN and COMMIT among them).
+        sent = ranking_statements(own, monkeypatch)
+        assert len(sent) == 1 and "keyword_tail_papers WHERE pk <= watermark" in sent[0]
+        assert len(ranking_statements(own, monkeypatch)) == 1
     assert assert_same_ranking(own, plain) >= 90
 
     # Duplicates are left out, as FTS5's ranking leaves them out.

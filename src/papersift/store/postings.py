@@ -6,6 +6,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -100,6 +101,11 @@ Fresh = Callable[[int], list[tuple[int, float]]]
 # Each token's factor (its idf times its weight in the query) and the papers' average length,
 # from the tokens' lists and the tail's watermark if papers past it are ranked fresh.
 Statistics = Callable[[dict[str, Postings], int | None], tuple[list[float], float]]
+
+# A ranking's build rows (term, pks, counts) and tail rows (term, pk, counts, length); and
+# _rank_state's (state, newest pk, duplicates' pks, those rows if it read them).
+ListRows = tuple[Sequence[Sequence[Any]], Sequence[Sequence[Any]]]
+RankState = tuple[IndexState, int, Sequence[int], ListRows | None]
 
 # Per database: the build's paper lengths, and the tail's changed papers (read once a version).
 _LENGTHS: dict[str, tuple[Any, np.ndarray]] = {}
@@ -266,21 +272,18 @@ class StoredPostings(Concern):
             self.db.column("SELECT pk FROM keyword_tail_papers WHERE pk <= (SELECT watermark"
                            " FROM keyword_index) ORDER BY pk"), dtype=np.int64))
 
-    def _lists(self, state: IndexState, tokens: Sequence[str]) -> dict[str, Postings]:
-        """Each token's postings: the build's (minus those the tail holds anew) and the tail's."""
+    def _lists(self, state: IndexState, tokens: Sequence[str],
+               rows: ListRows | None) -> dict[str, Postings]:
+        """Each token's postings: the build's (minus those the tail holds anew) and the tail's,
+        from `rows` when _rank_state read them."""
         lengths, changed = self._lengths(state), self._changed(state)
         lists = {tok: Postings.empty() for tok in tokens}
-        among, params = self.db.any_of("term", tokens)
-        for term, pks, counts in self.db.rows(
-                f"SELECT term, pks, counts FROM keyword_postings WHERE build = ? AND {among}",
-                (state.build, *params)):
+        built, tail_rows = rows or self._list_rows(state, tokens)
+        for term, pks, counts in built:
             ids = np.frombuffer(pks, dtype=self._PKS).astype(np.int64)
             lists[term] = Postings(ids, self._unpack(counts), lengths[ids]).without(changed)
         tail: dict[str, list[tuple[int, Any, int]]] = {}
-        among, params = self.db.any_of("t.term", tokens)
-        for term, pk, counts, length in self.db.rows(
-                "SELECT t.term, t.pk, t.counts, p.length FROM keyword_tail t"
-                f" JOIN keyword_tail_papers p ON p.pk = t.pk WHERE {among}", params):
+        for term, pk, counts, length in tail_rows:
             tail.setdefault(term, []).append((pk, counts, length))
         for term, items in tail.items():
             lists[term] = Postings.join([lists[term], Postings(
@@ -289,25 +292,40 @@ class StoredPostings(Concern):
                 np.asarray([n for _, _, n in items], np.int64))])
         return lists
 
-    def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
-        """(the index state, the newest pk, the duplicates' pks), None without a build."""
+    def _list_rows(self, state: IndexState, tokens: Sequence[str]) -> ListRows:
+        among, params = self.db.any_of("term", tokens)
+        built = self.db.rows(f"SELECT term, pks, counts FROM keyword_postings WHERE build = ?"
+                             f" AND {among}", (state.build, *params))
+        among, params = self.db.any_of("t.term", tokens)
+        return built, self.db.rows("SELECT t.term, t.pk, t.counts, p.length FROM keyword_tail t"
+                                   f" JOIN keyword_tail_papers p ON p.pk = t.pk WHERE {among}",
+                                   params)
+
+    def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
+        """(the index state, the newest pk, the duplicates' pks, the tokens' ListRows if read
+        with them), None without a build."""
         state = self.state()
         if state is None or not state.build:
             return None
         # The duplicates from their partial index: a few hundred at a million papers.
-        return state, self.newest(), self.db.column(DUPLICATES_SQL)
+        return state, self.newest(), self.db.column(DUPLICATES_SQL), None
+
+    def _snapshot(self) -> AbstractContextManager[Any]:
+        """What a ranking's reads see one committed state in."""
+        return self.db.snapshot()
 
     def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
              fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
         """(pk, bm25) of the best live papers, best first, or None without a build: each
         token's postings scored with the factors and average length of `statistics` (papers
         past the tail's watermark `after` ranked by `fresh(after)`) and the field weights."""
-        with self.db.snapshot():
-            found = self._rank_state()
+        words = sorted(set(tokens))
+        with self._snapshot():
+            found = self._rank_state(words)
             if found is None:
                 return None
-            state, newest, duplicates = found
-            lists = self._lists(state, sorted(set(tokens)))
+            state, newest, duplicates, rows = found
+            lists = self._lists(state, words, rows)
             after = state.tail_watermark if newest > state.tail_watermark else None
             ranked_fresh = [] if after is None else fresh(after)
             factors, average = statistics(lists, after)

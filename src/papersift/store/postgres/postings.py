@@ -11,20 +11,24 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 from typing import Any
 
 import numpy as np
 
 from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
+    _CHANGED,
+    _LENGTHS,
     BUILT_AS_OF_SQL,
     DUPLICATES_SQL,
     STATE_COLUMNS,
     Built,
     IndexState,
     Progress,
+    RankState,
     StoredPostings,
+    cached,
 )
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
@@ -96,11 +100,38 @@ class KeywordPostings(StoredPostings):
             " FROM unnest(?::bigint[]) AS w(pk)"
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
-    def _rank_state(self) -> tuple[IndexState, int, Sequence[int]] | None:
-        # In one round trip: on a busy server each statement costs about as much CPU as a
-        # thousand postings scored.
-        found = self.db.rows(f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
-                             f" ARRAY({DUPLICATES_SQL}) FROM keyword_index")
-        if not found or not found[0][0]:
+    def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
+        # One statement, one snapshot, no transaction: BEGIN, the state, the lists, the tail
+        # and COMMIT were five round trips. The build's lengths and changed papers come too
+        # when the caches lack this state's (so they are of this snapshot as well).
+        location = self.db.location
+        had = (_LENGTHS.get(location, (None,))[0], _CHANGED.get(location, (None,))[0])
+        with self.db.conn.cursor(binary=True) as cursor:
+            found = cursor.execute(
+                f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
+                f" ARRAY({DUPLICATES_SQL}), CASE WHEN build <> %s THEN lengths END,"
+                " CASE WHEN (build, tail_version) <> (%s, %s) THEN ARRAY(SELECT pk FROM"
+                " keyword_tail_papers WHERE pk <= watermark ORDER BY pk) END, b.*, t.*"
+                " FROM keyword_index, LATERAL (SELECT array_agg(term), array_agg(pks),"
+                " array_agg(counts) FROM keyword_postings k WHERE k.build = keyword_index.build"
+                " AND term = ANY(%s::text[])) b, LATERAL (SELECT array_agg(t.term),"
+                " array_agg(t.pk), array_agg(t.counts), array_agg(p.length) FROM keyword_tail t"
+                " JOIN keyword_tail_papers p ON p.pk = t.pk WHERE t.term = ANY(%s::text[])) t",
+                (had[0] or 0, *(had[1] or (0, 0)), list(tokens), list(tokens))).fetchone()
+        if found is None or not found[0]:
             return None
-        return IndexState(*(int(v) for v in found[0][:5])), found[0][5], found[0][6]
+        state = IndexState(*(int(v) for v in found[:5]))
+        if found[7] is not None:
+            cached(_LENGTHS, location, state.build,
+                   lambda: np.frombuffer(found[7], dtype="<i4").astype(np.int64))
+        if found[8] is not None:
+            cached(_CHANGED, location, (state.build, state.tail_version),
+                   lambda: np.asarray(found[8], dtype=np.int64))
+        # array_agg gives NULL for no rows; each group's arrays come from one aggregate.
+        built, tail = ([list(r) for r in zip(*(c or [] for c in group), strict=True)]
+                       for group in (found[9:12], found[12:]))
+        return state, int(found[5]), found[6], (built, tail)
+
+    def _snapshot(self) -> AbstractContextManager[Any]:
+        """None to open: _rank_state is one statement (see there)."""
+        return nullcontext()
