@@ -188,6 +188,29 @@ def test_auto_walks_the_local_file_up_to_local_index_max_vectors_then_the_stores
 
 
 @pytest.mark.slow
+def test_serve_builds_this_machines_file_first_by_default_on_postgresql(
+        corpus: Store, search_settings: Settings,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before serving, `serve` brings this machine's file up to date with the store's vectors
+    when search walks it: by default (auto) on a small PostgreSQL store, which `embed` under
+    `vector_search = store` left without one. SQLite's file is `embed`'s alone."""
+    from papersift.cli import common, web
+    from papersift.search.embed import default_embedder
+
+    auto = search_settings.replace(vector_search="auto", local_index_refresh=0.0)
+    monkeypatch.setitem(common._state, "settings", auto)
+    model = default_embedder(auto).model_id
+    in_store = corpus.embeddings.indexes_vectors()
+    before = load_index(auto, model)
+    assert (before is None) == in_store
+    web._keep_local_index(auto)
+    after = load_index(auto, model)
+    assert after is not None and after.count == 5
+    if not in_store:
+        assert after.meta == before.meta  # untouched
+
+
+@pytest.mark.slow
 def test_a_backfill_builds_the_store_index_once_and_the_next_run_mends_a_stopped_one(
         store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
     """`embed --backfill` drops PostgreSQL's HNSW index, writes, and builds it once; a run

@@ -180,9 +180,10 @@ def _keep_local_index(settings: Settings) -> None:
     by a thread of this process (the workers reload it)."""
     try:
         with common.store() as store:
+            if not store.embeddings.indexes_vectors():
+                return  # SQLite: `embed` keeps the only index, the local file
             model = default_embedder(settings).model_id
-            if not (store.embeddings.indexes_vectors()
-                    and searches_locally(store, settings, model)):
+            if not searches_locally(store, settings, model):
                 return
             common.say("bringing this machine's vector index up to date with the store...")
             version, report = refresh_local_index(store, settings, model)
