@@ -102,8 +102,7 @@ Fresh = Callable[[int], list[tuple[int, float]]]
 # from the tokens' lists and the tail's watermark if papers past it are ranked fresh.
 Statistics = Callable[[dict[str, Postings], int | None], tuple[list[float], float]]
 
-# A ranking's build rows (term, pks, counts) and tail rows (term, pk, counts, length); and
-# _rank_state's (state, newest pk, duplicates' pks, those rows if it read them).
+# A ranking's build rows (term, pks, counts) and tail rows (term, pk, counts, length).
 ListRows = tuple[Sequence[Sequence[Any]], Sequence[Sequence[Any]]]
 RankState = tuple[IndexState, int, Sequence[int], ListRows | None]
 
@@ -274,8 +273,7 @@ class StoredPostings(Concern):
 
     def _lists(self, state: IndexState, tokens: Sequence[str],
                rows: ListRows | None) -> dict[str, Postings]:
-        """Each token's postings: the build's (minus those the tail holds anew) and the tail's,
-        from `rows` when _rank_state read them."""
+        """Each token's postings: the build's (minus those the tail holds anew) and the tail's."""
         lengths, changed = self._lengths(state), self._changed(state)
         lists = {tok: Postings.empty() for tok in tokens}
         built, tail_rows = rows or self._list_rows(state, tokens)
@@ -302,8 +300,7 @@ class StoredPostings(Concern):
                                    params)
 
     def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
-        """(the index state, the newest pk, the duplicates' pks, the tokens' ListRows if read
-        with them), None without a build."""
+        """(the index state, newest pk, duplicates' pks, ListRows or None), None unbuilt."""
         state = self.state()
         if state is None or not state.build:
             return None
@@ -311,8 +308,7 @@ class StoredPostings(Concern):
         return state, self.newest(), self.db.column(DUPLICATES_SQL), None
 
     def _snapshot(self) -> AbstractContextManager[Any]:
-        """What a ranking's reads see one committed state in."""
-        return self.db.snapshot()
+        return self.db.snapshot()  # for a ranking's reads: one committed state
 
     def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
              fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:

@@ -101,9 +101,8 @@ class KeywordPostings(StoredPostings):
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
     def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
-        # One statement, one snapshot, no transaction: BEGIN, the state, the lists, the tail
-        # and COMMIT were five round trips. The build's lengths and changed papers come too
-        # when the caches lack this state's (so they are of this snapshot as well).
+        # One statement, one snapshot, no transaction (five round trips before), with the
+        # build's lengths and changed papers when the caches lack this state's (so of it too).
         location = self.db.location
         had = (_LENGTHS.get(location, (None,))[0], _CHANGED.get(location, (None,))[0])
         with self.db.conn.cursor(binary=True) as cursor:
@@ -133,5 +132,4 @@ class KeywordPostings(StoredPostings):
         return state, int(found[5]), found[6], (built, tail)
 
     def _snapshot(self) -> AbstractContextManager[Any]:
-        """None to open: _rank_state is one statement (see there)."""
-        return nullcontext()
+        return nullcontext()  # none to open: _rank_state is one statement
