@@ -80,9 +80,10 @@ def searches_locally(store: Store, settings: Settings, model: str) -> bool:
     """Whether semantic search walks the local file: always for a store without an index of
     its own; for one with it (PostgreSQL) when `vector_search` says local, or says auto and
     the store holds at most `local_index_max_vectors` of this model's vectors. (Measured at
-    98,742 papers: the server's walk and the read of the candidates' vectors make hybrid
-    search 1.2-1.7x the stock stack's p95, the local file 0.5-1.1x for 340 MB more memory;
-    at a million the file would cost 1.7 GB per machine and the server's walk meets it.)"""
+    30,000 and 98,742 papers: the server's walk and the read of the candidates' vectors make
+    hybrid search 1.2-2.2x the stock stack's p95, the local file 0.6-1.3x, for 340 MB more
+    memory at 98,742; at a million the file would cost 1.7 GB per machine, and the server's
+    walk is faster than the stock stack there.)"""
     choice = settings.vector_search.strip().lower()
     if choice not in ("auto", "store", "local"):
         raise SettingsError(f"vector_search is {settings.vector_search!r}: use auto, store or"
