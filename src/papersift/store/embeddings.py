@@ -20,11 +20,9 @@ _SCAN = 20_000
 
 
 class Embeddings(Concern):
-    """One vector per paper and model, keyed by a hash of the embedded text (contract: this
-    class), written once over how a backend's vectors travel (_vector_param, _vector_rows,
-    _matrix: float32 little-endian blobs, as SQLite keeps them). Without a vector index of the
-    store's own (the search layer keeps one: search/ann.py), nearest papers are found by an
-    exact scan; a backend with one (PostgreSQL's HNSW) says so and answers from it."""
+    """One vector per paper and model (contract: this class), written once over how a backend's
+    vectors travel (_vector_param, _vector_rows, _matrix: float32 little-endian blobs, as SQLite
+    keeps them). Nearest papers: an exact scan, unless the backend indexes_vectors."""
 
     def __init__(self, db: Database, search: Search) -> None:
         super().__init__(db)

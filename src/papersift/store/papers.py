@@ -331,23 +331,21 @@ class Papers(Concern):
         author_ids = self._author_ids(
             dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
                      strict=True)))
-        fresh: list[PreparedRecord] = []
-        fresh_ids: set[str] = set()
+        fresh: dict[str, PreparedRecord] = {}  # by id, in order
         merges: list[PreparedRecord] = []
         repeats: list[PreparedRecord] = []
         for item in todo:
             if item.id in current:
                 merges.append(item)
-            elif item.id in fresh_ids:
+            elif item.id in fresh:
                 repeats.append(item)
             else:
-                fresh.append(item)
-                fresh_ids.add(item.id)
+                fresh[item.id] = item
         # Stored papers in pk order (writers lock rows in one order; SQLite's FTS5 flushes its
         # pending terms whenever a write goes to a lower rowid than the last one, ~10 ms each).
         merges.sort(key=lambda item: current[item.id]["pk"])
         refresh_keys(self.db, merges + repeats)  # issue 35: what a changed record links to
-        return current, author_ids, merges, fresh, repeats
+        return current, author_ids, merges, list(fresh.values()), repeats
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
         """Ids for these author names (name -> slug), creating missing ones (the backend's

@@ -85,8 +85,7 @@ class Search(Concern):
         first = self._newest_from(query.newest_share)
         terms = plain_terms(query)
         if terms is not None and (filters is None or filters.is_empty()):
-            # Plain words are ranked on papersift's own postings when they are built: the
-            # same scores, without the index's per-match cost (store/postings.py).
+            # Plain words rank on the postings if built: same scores, less cost (store/postings.py).
             ranked = self._on_postings(query, terms, weights, first, limit)
             if ranked is not None:
                 return ranked

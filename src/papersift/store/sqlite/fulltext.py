@@ -1,8 +1,7 @@
 """A bulk load's full-text index, built from committed papers by a helper process and copied in at the end.
 
-Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with
-no papers has an empty index, so a helper process can build one in a scratch database from
-the rows the writer commits, and the writer copies it in at the end (Papers.bulk_load runs this).
+Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with no papers
+has an empty index, so a helper can build it in a scratch database (Papers.bulk_load runs this).
 """
 
 from __future__ import annotations
