@@ -97,15 +97,6 @@ class Papers(Concern):
             " ON s.paper_id = l.paper_id AND s.source = l.source"
             f" AND s.record_hash = l.record_hash WHERE {among}", params))
 
-    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
-        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
-        if lines:
-            self.db.insert_rows(
-                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
-                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
-                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
-                " source = excluded.source, record_hash = excluded.record_hash")
-
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:
         """Insert papers new to the store with their authors, categories and versions, each
@@ -130,8 +121,14 @@ class Papers(Concern):
         return [p for p in items if p.id not in inserted]
 
     def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
-        self._keep_lines([(p.line_key, p.id, p.source, p.record_hash)
-                          for p in items if p.line_key is not None])
+        lines = [(p.line_key, p.id, p.source, p.record_hash)
+                 for p in items if p.line_key is not None]
+        if lines:  # remembered for current_lines
+            self.db.insert_rows(
+                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
+                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
+                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
+                " source = excluded.source, record_hash = excluded.record_hash")
         sources = self._sources([(p.id, p.source) for p in items])
         todo = [p for p in items if sources.get((p.id, p.source), (None,))[0] != p.record_hash]
         report.unchanged += len(items) - len(todo)
@@ -380,10 +377,9 @@ class Papers(Concern):
         items before it with either."""
         by_doi: dict[str, str] = {}
         by_key: dict[str, str] = {}
-        dois = sorted({p.doi_key for p in items if p.doi_key})
-        keys = sorted({p.norm_key for p in items if p.norm_key})
-        for found, column, wanted in ((by_doi, "lower(doi)", dois), (by_key, "norm_key", keys)):
-            if wanted:
+        for found, column, values in ((by_doi, "lower(doi)", [p.doi_key for p in items]),
+                                      (by_key, "norm_key", [p.norm_key for p in items])):
+            if wanted := sorted({value for value in values if value}):
                 among, params = self.db.any_of(column, wanted)
                 for paper_id, value in self.db.rows(
                         f"SELECT id, {column} FROM papers WHERE {among}"
