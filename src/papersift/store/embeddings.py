@@ -60,8 +60,7 @@ class Embeddings(Concern):
         if not rows:
             return
         now = utc_now()
-        # The last row of a paper wins, as row by row; writers taking papers in one order
-        # cannot deadlock on them.
+        # The last row of a paper wins, in paper order (dedupe_last).
         values = [(pid, model, text_hash, int(np.asarray(vec).shape[0]),
                    self._vector_param(vec), now)
                   for pid, text_hash, vec in dedupe_last(rows, key=lambda r: r[0])]

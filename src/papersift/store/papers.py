@@ -67,13 +67,12 @@ class Papers(Concern):
 
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record
-        its source already gave unchanged costs one lookup and counts as unchanged; a new paper
-        with the DOI or title key of a stored one is linked to it as a duplicate. Concurrent
-        upserts (two ingests at once) take turns batch by batch through one lock: the merge and
-        duplicate rules must see every paper committed before, and a duplicate shares no unique
-        key with its original (only a DOI or a title key), so row locks alone could not stop two
-        writers from each storing one copy as an original."""
+        """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record its
+        source already gave unchanged costs one lookup and counts as unchanged; a new paper with the
+        DOI or title key of a stored one is linked to it as a duplicate. Concurrent upserts (two
+        ingests at once) take turns batch by batch through one lock: the merge and duplicate rules
+        must see every paper committed before, and a duplicate shares no unique key with its
+        original, so row locks could not stop two writers both storing a copy as an original."""
         if not items:
             return UpsertReport()
 
@@ -372,9 +371,8 @@ class Papers(Concern):
         return ids
 
     def _duplicated(self, items: Sequence[PreparedRecord]) -> dict[str, str]:
-        """{id: the paper it duplicates} of these papers new to the store: the first stored
-        live paper with its lowercased DOI, else with its title key, else the first of these
-        items before it with either."""
+        """{id: the paper it duplicates} of these new papers: the first stored live paper with its
+        lowercased DOI, else with its title key, else an earlier one of these with either."""
         by_doi: dict[str, str] = {}
         by_key: dict[str, str] = {}
         for found, column, values in ((by_doi, "lower(doi)", [p.doi_key for p in items]),

@@ -99,8 +99,7 @@ class Search(Concern):
     def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
                                ) -> dict[str, Any]:
         """Build the postings anew from the keyword index (minutes at a million papers;
-        `on_progress(done, total)`); they take over when complete, the searches meanwhile
-        use the previous ones."""
+        `on_progress(done, total)`); until they are complete, searches use the previous ones."""
         return self._postings.build(on_progress)
 
     def update_keyword_postings(self) -> dict[str, int]:

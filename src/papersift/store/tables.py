@@ -144,8 +144,7 @@ class Tables(Concern):
         if not rows:
             return 0
         with self.db.transaction():
-            # Each row on its own: one whose key is stored (or came earlier in the batch)
-            # changes nothing.
+            # Row by row: one whose key is stored (or came earlier in the batch) adds nothing.
             changed = self.db.changed_each(
                 f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
                 f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",

@@ -110,8 +110,7 @@ class Search(search.Search):
             (list(words),))]
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """From the lexicon the writers keep (migration 0008): one key lookup each, current
-        at every commit."""
+        """From the writers' lexicon (migration 0008): a key lookup each, current at each commit."""
         if not tokens:
             return {}
         counts, size = self._read_statistics(list(tokens))
