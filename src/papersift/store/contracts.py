@@ -1,11 +1,10 @@
 """What a store offers: its concerns, each name answering one question, each written once as a class.
 
-A Store is reached through its concerns (`store.papers.get_paper(id)`, ...), in the spirit of
-sqlite-utils' table objects. Each concern is one class written once over store.sql's Database
-(store.readers.Readers, ...): that class is its contract, its docstrings the documentation.
-Where the backends differ (papers' writes, keyword search, vectors), a backend extends the
-concern's class, adding no public method. tests/test_store_contract.py is the suite each
-backend must pass; tests/test_architecture.py checks that no public name is in two concerns.
+A Store is reached through its concerns (`store.papers.get_paper(id)`, ...), as sqlite-utils' tables
+are. A concern's class over store.sql's Database (store.readers.Readers, ...) is its contract, its
+docstrings the documentation; where the backends differ (papers' writes, keyword search, vectors), a
+backend extends it, adding no public method. tests/test_store_contract.py is the suite each backend
+must pass; tests/test_architecture.py checks that no public name is in two concerns.
 
 Rows are plain dicts (JSON-ready); ids are arXiv ids without version; `pk` is the store's
 own integer key of a paper (what the nearest-neighbour index is keyed by); dates are ISO

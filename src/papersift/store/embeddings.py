@@ -20,11 +20,9 @@ _SCAN = 20_000
 
 
 class Embeddings(Concern):
-    """One vector per paper and model, keyed by a hash of the embedded text (contract: this
-    class), written once over how a backend's vectors travel (_vector_param, _vector_rows,
-    _matrix: float32 little-endian blobs, as SQLite keeps them). Without a vector index of the
-    store's own (the search layer keeps one: search/ann.py), nearest papers are found by an
-    exact scan; a backend with one (PostgreSQL's HNSW) says so and answers from it."""
+    """One vector per paper and model (contract: this class), written once over how a backend's
+    vectors travel (_vector_param, _vector_rows, _matrix: float32 little-endian blobs, as SQLite
+    keeps them). Nearest papers: an exact scan, unless the backend indexes_vectors."""
 
     def __init__(self, db: Database, search: Search) -> None:
         super().__init__(db)
@@ -62,8 +60,7 @@ class Embeddings(Concern):
         if not rows:
             return
         now = utc_now()
-        # The last row of a paper wins, as row by row; writers taking papers in one order
-        # cannot deadlock on them.
+        # The last row of a paper wins, in paper order (dedupe_last).
         values = [(pid, model, text_hash, int(np.asarray(vec).shape[0]),
                    self._vector_param(vec), now)
                   for pid, text_hash, vec in dedupe_last(rows, key=lambda r: r[0])]

@@ -17,9 +17,8 @@ _NEWEST = "ORDER BY p.sort_date DESC NULLS LAST, p.id"
 # Above this many papers a listing walks the date index (stops after the page); below it,
 # fetching the listing's papers by id and sorting them is cheaper.
 _BIG = 2000
-# A stored day further ahead than this is a bad date (kept from before records' dates were
-# checked at ingest, or copied in): the day listings do not offer it, so it cannot head the
-# front page. Wider than any sensible max_days_ahead.
+# A day stored further ahead is a bad date (from before ingest checked dates, or copied in): day
+# listings skip it, so it cannot head the front page. Wider than any sensible max_days_ahead.
 FEED_HORIZON_DAYS = 31
 
 
@@ -35,7 +34,7 @@ class Pages(Concern):
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
-        self._live_count: tuple[float, int] | None = None  # (when, live papers): see _walk_dates
+        self._live_count: tuple[float, int] | None = None  # (when, live papers): see _page
 
     # ------------------------------------------------------------- decorate
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -71,28 +70,23 @@ class Pages(Concern):
                 row["topic"] = topics.get(row["id"])
             return rows
 
-    def _walk_dates(self, total: int, wanted: int) -> bool:
-        """Whether walking the date index beats sorting the listing: the walk reads about
-        wanted * papers / total rows, the sort reads all `total` of the listing's rows."""
-        if total <= _BIG:
-            return False
-        now = time.monotonic()
-        if self._live_count is None or now - self._live_count[0] > 300:
-            self._live_count = (now, int(self.db.value(
-                "SELECT count(*) FROM papers WHERE duplicate_of IS NULL")))
-        return wanted * self._live_count[1] < total * total
-
     def _page(self, source: str, params: Sequence[Any], order: str, limit: int, offset: int,
               walk: str | None = None) -> tuple[int, list[dict[str, Any]]]:
         """(the listing's size, one page of it), read from one snapshot. `source` is the
-        listing's FROM ... WHERE ... text; `walk`, where given, the same papers read by a walk
-        of the date index, taken when that is cheaper (see _walk_dates)."""
+        listing's FROM ... WHERE ... text; `walk`, where given, the same papers read by a walk of
+        the date index, taken when cheaper: the walk reads about (offset + limit) * papers / total
+        rows, the sort all `total` of the listing's rows."""
         with self.db.snapshot():
             total = int(self.db.value(f"SELECT count(*) {source}", params))
             if offset and offset >= total:
                 return total, []
-            if walk and self._walk_dates(total, offset + limit):
-                source = walk
+            if walk and total > _BIG:
+                now = time.monotonic()
+                if self._live_count is None or now - self._live_count[0] > 300:
+                    self._live_count = (now, int(self.db.value(
+                        "SELECT count(*) FROM papers WHERE duplicate_of IS NULL")))
+                if (offset + limit) * self._live_count[1] < total * total:
+                    source = walk
             return total, self._rows(f"SELECT {_LISTING} {source} {order} LIMIT ? OFFSET ?",
                                      (*params, limit, offset))
 

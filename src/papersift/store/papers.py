@@ -67,13 +67,12 @@ class Papers(Concern):
 
     # ---------------------------------------------------------------- writes
     def upsert_papers(self, items: Sequence[PreparedRecord]) -> UpsertReport:
-        """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record
-        its source already gave unchanged costs one lookup and counts as unchanged; a new paper
-        with the DOI or title key of a stored one is linked to it as a duplicate. Concurrent
-        upserts (two ingests at once) take turns batch by batch through one lock: the merge and
-        duplicate rules must see every paper committed before, and a duplicate shares no unique
-        key with its original (only a DOI or a title key), so row locks alone could not stop two
-        writers from each storing one copy as an original."""
+        """Insert or merge a batch in one transaction (rules: papersift.records.merge). A record its
+        source already gave unchanged costs one lookup and counts as unchanged; a new paper with the
+        DOI or title key of a stored one is linked to it as a duplicate. Concurrent upserts (two
+        ingests at once) take turns batch by batch through one lock: the merge and duplicate rules
+        must see every paper committed before, and a duplicate shares no unique key with its
+        original, so row locks could not stop two writers both storing a copy as an original."""
         if not items:
             return UpsertReport()
 
@@ -96,15 +95,6 @@ class Papers(Concern):
             "SELECT l.line_key FROM source_lines l JOIN paper_sources s"
             " ON s.paper_id = l.paper_id AND s.source = l.source"
             f" AND s.record_hash = l.record_hash WHERE {among}", params))
-
-    def _keep_lines(self, lines: Sequence[tuple[int, str, str, str]]) -> None:
-        """Remember (line key, paper id, source, record hash) of lines read (current_lines)."""
-        if lines:
-            self.db.insert_rows(
-                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
-                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
-                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
-                " source = excluded.source, record_hash = excluded.record_hash")
 
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:
@@ -130,8 +120,14 @@ class Papers(Concern):
         return [p for p in items if p.id not in inserted]
 
     def _upsert(self, items: Sequence[PreparedRecord], report: UpsertReport) -> None:
-        self._keep_lines([(p.line_key, p.id, p.source, p.record_hash)
-                          for p in items if p.line_key is not None])
+        lines = [(p.line_key, p.id, p.source, p.record_hash)
+                 for p in items if p.line_key is not None]
+        if lines:  # remembered for current_lines
+            self.db.insert_rows(
+                self.lines_table, ("line_key", "paper_id", "source", "record_hash"),
+                ("int8", "text", "text", "text"), dedupe_last(lines, key=lambda r: r[0]),
+                "ON CONFLICT (line_key) DO UPDATE SET paper_id = excluded.paper_id,"
+                " source = excluded.source, record_hash = excluded.record_hash")
         sources = self._sources([(p.id, p.source) for p in items])
         todo = [p for p in items if sources.get((p.id, p.source), (None,))[0] != p.record_hash]
         report.unchanged += len(items) - len(todo)
@@ -331,23 +327,21 @@ class Papers(Concern):
         author_ids = self._author_ids(
             dict(zip((n for p in todo for n in p.authors), (s for p in todo for s in p.slugs),
                      strict=True)))
-        fresh: list[PreparedRecord] = []
-        fresh_ids: set[str] = set()
+        fresh: dict[str, PreparedRecord] = {}  # by id, in order
         merges: list[PreparedRecord] = []
         repeats: list[PreparedRecord] = []
         for item in todo:
             if item.id in current:
                 merges.append(item)
-            elif item.id in fresh_ids:
+            elif item.id in fresh:
                 repeats.append(item)
             else:
-                fresh.append(item)
-                fresh_ids.add(item.id)
+                fresh[item.id] = item
         # Stored papers in pk order (writers lock rows in one order; SQLite's FTS5 flushes its
         # pending terms whenever a write goes to a lower rowid than the last one, ~10 ms each).
         merges.sort(key=lambda item: current[item.id]["pk"])
         refresh_keys(self.db, merges + repeats)  # issue 35: what a changed record links to
-        return current, author_ids, merges, fresh, repeats
+        return current, author_ids, merges, list(fresh.values()), repeats
 
     def _author_ids(self, wanted: dict[str, str]) -> dict[str, int]:
         """Ids for these author names (name -> slug), creating missing ones (the backend's
@@ -377,15 +371,13 @@ class Papers(Concern):
         return ids
 
     def _duplicated(self, items: Sequence[PreparedRecord]) -> dict[str, str]:
-        """{id: the paper it duplicates} of these papers new to the store: the first stored
-        live paper with its lowercased DOI, else with its title key, else the first of these
-        items before it with either."""
+        """{id: the paper it duplicates} of these new papers: the first stored live paper with its
+        lowercased DOI, else with its title key, else an earlier one of these with either."""
         by_doi: dict[str, str] = {}
         by_key: dict[str, str] = {}
-        dois = sorted({p.doi_key for p in items if p.doi_key})
-        keys = sorted({p.norm_key for p in items if p.norm_key})
-        for found, column, wanted in ((by_doi, "lower(doi)", dois), (by_key, "norm_key", keys)):
-            if wanted:
+        for found, column, values in ((by_doi, "lower(doi)", [p.doi_key for p in items]),
+                                      (by_key, "norm_key", [p.norm_key for p in items])):
+            if wanted := sorted({value for value in values if value}):
                 among, params = self.db.any_of(column, wanted)
                 for paper_id, value in self.db.rows(
                         f"SELECT id, {column} FROM papers WHERE {among}"

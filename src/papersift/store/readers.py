@@ -259,8 +259,7 @@ class Readers(Concern):
                              " ORDER BY created_at, author_slug", (reader_id,))
 
     def saved_in(self, reader_id: int, paper_ids: Sequence[str]) -> dict[str, list[str]]:
-        """{paper_id: names of the reader's collections holding it} for these papers (those
-        in no collection left out)."""
+        """{paper_id: names of the reader's collections holding it}; papers in none left out."""
         if not paper_ids:
             return {}
         condition, params = self.db.any_of("cp.paper_id", list(dict.fromkeys(paper_ids)))

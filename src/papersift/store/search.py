@@ -85,8 +85,7 @@ class Search(Concern):
         first = self._newest_from(query.newest_share)
         terms = plain_terms(query)
         if terms is not None and (filters is None or filters.is_empty()):
-            # Plain words are ranked on papersift's own postings when they are built: the
-            # same scores, without the index's per-match cost (store/postings.py).
+            # Plain words rank on the postings if built: same scores, less cost (store/postings.py).
             ranked = self._on_postings(query, terms, weights, first, limit)
             if ranked is not None:
                 return ranked
@@ -100,8 +99,7 @@ class Search(Concern):
     def build_keyword_postings(self, on_progress: Callable[[int, int], None] | None = None
                                ) -> dict[str, Any]:
         """Build the postings anew from the keyword index (minutes at a million papers;
-        `on_progress(done, total)`); they take over when complete, the searches meanwhile
-        use the previous ones."""
+        `on_progress(done, total)`); until they are complete, searches use the previous ones."""
         return self._postings.build(on_progress)
 
     def update_keyword_postings(self) -> dict[str, int]:

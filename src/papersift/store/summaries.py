@@ -57,10 +57,8 @@ class Summaries(Concern):
             values.append((
                 row["paper_id"], row["tldr"], row["blurb"], row["writer"], row.get("model"),
                 row.get("prompt_version"), row["input_hash"], row.get("created_at") or now,
-                notes or None, row.get("tokens"), row.get("seconds"),
-                int(bool(row.get("flagged", False))), row.get("flag_reason"),
-                int(bool(row.get("hidden", False))),
-            ))
+                notes or None, row.get("tokens"), row.get("seconds"), int(bool(row.get("flagged"))),
+                row.get("flag_reason"), int(bool(row.get("hidden")))))
         assignments = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS[1:])
         with self.db.transaction():
             self.db.executemany(

@@ -104,11 +104,10 @@ def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
 
 
 class Tables(Concern):
-    """Every table's rows as all backends share them (TABLES; a row as the module says), in
-    key order: what `papersift migrate` copies from one store into another and compares. What
-    differs goes through the Database: vectors travel as bytes (PostgreSQL holds pgvector's),
-    and what a backend keeps beside the rows follows a write (SQLite's keyword index of new
-    papers, PostgreSQL's sequences after ids written as given)."""
+    """Every table's rows (TABLES; a row as the module says), in key order, for `papersift migrate`
+    to copy and compare. What differs goes through the Database: vectors travel as bytes (PostgreSQL
+    holds pgvector's), and what a backend keeps beside the rows follows a write (SQLite's keyword
+    index of new papers, PostgreSQL's sequences after ids written as given)."""
 
     def table_names(self) -> list[str]:
         """The tables a copy goes through, in order."""
@@ -145,8 +144,7 @@ class Tables(Concern):
         if not rows:
             return 0
         with self.db.transaction():
-            # Each row on its own: one whose key is stored (or came earlier in the batch)
-            # changes nothing.
+            # Row by row: one whose key is stored (or came earlier in the batch) adds nothing.
             changed = self.db.changed_each(
                 f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
                 f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",

@@ -67,12 +67,7 @@ class Topics(Concern):
             "CAST(t.id AS text)", "','",
             "FROM topics t WHERE t.section_id = s.id AND t.retired_build IS NULL", "t.id")
         with self.db.snapshot():
-            topics = [{
-                "id": r["id"], "slug": r["slug"], "label": r["label"],
-                "key_phrases": json.loads(r["key_phrases"] or "[]"),
-                "llm_label": r["llm_label"], "is_other": bool(r["is_other"]), "size": r["size"],
-                "centroid": _vector(r["centroid"]),
-            } for r in self.db.dicts(
+            topics = [_topic_dict(r) | {"centroid": _vector(r["centroid"])} for r in self.db.dicts(
                 "SELECT id, slug, label, key_phrases, llm_label, is_other, size, centroid"
                 " FROM topics WHERE retired_build IS NULL ORDER BY id")]
             sections = self.db.dicts(f"SELECT s.id, s.slug, s.label, {topic_ids} AS topic_ids"
@@ -129,7 +124,12 @@ class Topics(Concern):
             " VALUES (?, ?, ?, ?, ?) RETURNING id",
             (utc_now(), build["method"], json.dumps(build.get("params", {})),
              int(build["n_papers"]), json.dumps(build.get("report", {})))))
-        section_ids = self._replace_sections(build["sections"])
+        self.db.execute("UPDATE topics SET section_id = NULL WHERE section_id IS NOT NULL")
+        self.db.execute("DELETE FROM sections")
+        section_ids = {section["key"]: int(self.db.value(
+            "INSERT INTO sections (slug, label, position) VALUES (?, ?, ?) RETURNING id",
+            (section["slug"], section["label"], int(section["position"]))))
+            for section in build["sections"]}
         topic_ids = {topic["key"]: self._write_topic(topic, section_ids, build_id)
                      for topic in build["topics"]}
         for retired in build.get("retired", []):
@@ -139,14 +139,6 @@ class Topics(Concern):
                       for pid, key, sim in build["assignments"]], "build")
         self._refresh_sizes()
         return {"build_id": build_id, "topic_ids": topic_ids, "section_ids": section_ids}
-
-    def _replace_sections(self, sections: Sequence[Mapping[str, Any]]) -> dict[Any, int]:
-        self.db.execute("UPDATE topics SET section_id = NULL WHERE section_id IS NOT NULL")
-        self.db.execute("DELETE FROM sections")
-        return {section["key"]: int(self.db.value(
-            "INSERT INTO sections (slug, label, position) VALUES (?, ?, ?) RETURNING id",
-            (section["slug"], section["label"], int(section["position"]))))
-            for section in sections}
 
     def _write_topic(self, topic: Mapping[str, Any], section_ids: Mapping[Any, int],
                      build_id: int) -> int:

@@ -154,8 +154,7 @@ class Embeddings(embeddings.Embeddings):
 
     def _exact(self, model: str, query: np.ndarray, k: int, where: str,
                params: list[Any]) -> list[tuple[int, float]]:
-        # Ordered by the full-precision product, which no index holds: a scan of the papers
-        # passing the filter.
+        # By the full-precision product (in no index): a scan of the papers passing the filter.
         rows = self.db.rows(
             "SELECT p.pk, -(e.vector <#> ?) AS score FROM embeddings e JOIN papers p"
             f" ON p.id = e.paper_id WHERE e.model = ? AND e.dim = ? AND {where}"

@@ -40,9 +40,8 @@ def term_sql(term: Term) -> tuple[str, str]:
     """(SQL of a tsquery, its parameter) for one Term: stemmed as the index is."""
     if term.prefix:
         return f"to_tsquery('{CONFIG}', ?)", quote_lexeme(term.text) + ":*"
-    if term.phrase:
-        return f"phraseto_tsquery('{CONFIG}', ?)", term.text
-    return f"plainto_tsquery('{CONFIG}', ?)", term.text
+    function = "phraseto_tsquery" if term.phrase else "plainto_tsquery"
+    return f"{function}('{CONFIG}', ?)", term.text
 
 
 def tsquery_sql(query: KeywordQuery) -> tuple[str, list[str], list[tuple[Term, str, str]]]:
@@ -97,8 +96,7 @@ class Search(search.Search):
 
     def __init__(self, db: PostgresDatabase) -> None:
         super().__init__(db, KeywordPostings(db))
-        # (when, counts, size) of the last term_doc_counts: the search plan reads them, and
-        # the ranking a moment later needs the same again (see _statistics).
+        # (when, counts, size) of the last term_doc_counts: a ranking just after reuses them.
         self._just_read: tuple[float, dict[str, int], int] | None = None
 
     # ------------------------------------------------------------ term statistics
@@ -112,8 +110,7 @@ class Search(search.Search):
             (list(words),))]
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """From the lexicon the writers keep (migration 0008): one key lookup each, current
-        at every commit."""
+        """From the writers' lexicon (migration 0008): a key lookup each, current at each commit."""
         if not tokens:
             return {}
         counts, size = self._read_statistics(list(tokens))

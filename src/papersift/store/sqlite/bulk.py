@@ -1,9 +1,4 @@
-"""A bulk load into an empty store: the index work it leaves to its end, and finishing it after a kill.
-
-A store with no papers has empty indexes, so a load into it may build them afterwards: the
-full-text index in a helper process, from the rows the writer commits (fulltext.py), and
-the indexes in DEFERRABLE_INDEXES at the end, from the tables (Papers.bulk_load runs both).
-"""
+"""A bulk load into an empty store: the index work it leaves to its end, and finishing it after a kill."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """A bulk load's full-text index, built from committed papers by a helper process and copied in at the end.
 
-Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with
-no papers has an empty index, so a helper process can build one in a scratch database from
-the rows the writer commits, and the writer copies it in at the end (Papers.bulk_load runs this).
+Indexing for FTS5 is about a quarter of what a bulk insert costs the writer. A store with no papers
+has an empty index, so a helper can build it in a scratch database (Papers.bulk_load runs this).
 """
 
 from __future__ import annotations
@@ -53,11 +52,10 @@ class News(NamedTuple):
 
 def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: int,
               limit: int | None = None) -> News:
-    """The changes and rows that bring an index at (watermark, last_seq) up to the papers of
-    schema `store`, read from one snapshot (the caller holds one transaction). Rows up to
-    `watermark` were indexed as they were at the log's sequence `last_seq`: the changes logged
-    since are replayed on them. Rows above it are indexed as they are now, at most `limit` of
-    them (the returned watermark is the last one's)."""
+    """The changes and rows that bring an index at (watermark, last_seq) up to the papers of schema
+    `store`, read in the caller's one transaction. Rows up to `watermark` were indexed as they were
+    at the log's sequence `last_seq`: the changes logged since are replayed on them. Rows above it
+    are indexed as they are now, at most `limit` (the returned watermark is the last one's)."""
     seq = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {store}.fulltext_log").fetchone()[0]
     changes = conn.execute(
         f"SELECT pk, old_title, old_abstract, old_authors_text, new_title, new_abstract,"

@@ -43,8 +43,7 @@ class Papers(papers.Papers):
             adopt_index(self.db.path, builder.scratch, watermark, last_seq)
 
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
-        # Explicit ids are what SQLite would assign (max + 1, no AUTOINCREMENT), and save
-        # reading the new rows back.
+        # Ids as SQLite would assign them (max + 1, no AUTOINCREMENT): no reading the new rows back.
         next_id = self.db.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM authors").fetchone()[0]
         rows = [(next_id + i, name, slug) for i, (name, slug) in enumerate(new)]
         self.db.conn.executemany("INSERT INTO authors(id, name, slug) VALUES (?, ?, ?)", rows)

@@ -157,8 +157,7 @@ class Search(search.Search):
 
     def _ranked(self, match: str, weights: Sequence[float], first: int, limit: int
                 ) -> list[tuple[int, float]]:
-        # No join (authors are in the match): joining papers reads every matching row
-        # (abstract and all) from disk.
+        # No join (authors are in the match): a join reads every matching row, abstract and all.
         sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
                " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
                " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
