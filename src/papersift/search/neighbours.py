@@ -53,9 +53,10 @@ class StoreNeighbours:
     """The store's own index (`store.embeddings.indexes_vectors()`), shared by every worker
     and machine and kept current by the store itself: nothing to build or reload."""
 
-    def __init__(self, store: Store, model: str, filters: SearchFilters | None) -> None:
+    def __init__(self, store: Store, model: str, filters: SearchFilters | None,
+                 count: int | None = None) -> None:
         self.store, self.model, self.filters = store, model, filters
-        self.count = _count(store, model)
+        self.count = _count(store, model) if count is None else count
 
     def search(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         return self.store.embeddings.nearest_papers(self.model, vector, k, self.filters)
@@ -76,20 +77,26 @@ def _count(store: Store, model: str) -> int:
     return count
 
 
-def searches_locally(store: Store, settings: Settings, model: str) -> bool:
+def _choice(settings: Settings) -> str:
+    choice = settings.vector_search.strip().lower()
+    if choice not in ("auto", "store", "local"):
+        raise SettingsError(f"vector_search is {settings.vector_search!r}: use auto, store or"
+                            " local")
+    return choice
+
+
+def searches_locally(store: Store, settings: Settings, model: str,
+                     held: int | None = None) -> bool:
     """Whether semantic search walks the local file: always for a store without an index of
     its own; for one with it (PostgreSQL) when `vector_search` says local, or says auto and
     the store holds at most `local_index_max_vectors` of this model's vectors. (Measured at
     30,000 and 98,742 papers: the server's walk and the read of the candidates' vectors make
     hybrid search 1.2-2.2x the stock stack's p95, the local file 0.6-1.3x, for 340 MB more
     memory at 98,742; at a million the file would cost 1.7 GB per machine, and the server's
-    walk is faster than the stock stack there.)"""
-    choice = settings.vector_search.strip().lower()
-    if choice not in ("auto", "store", "local"):
-        raise SettingsError(f"vector_search is {settings.vector_search!r}: use auto, store or"
-                            " local")
+    walk is faster than the stock stack there.) `held`: that count, when already read."""
+    choice = _choice(settings)
     if choice == "auto" and store.embeddings.indexes_vectors():
-        return _count(store, model) <= settings.local_index_max_vectors
+        return (_count(store, model) if held is None else held) <= settings.local_index_max_vectors
     return choice == "local" or not store.embeddings.indexes_vectors()
 
 
@@ -98,8 +105,11 @@ def open_neighbours(store: Store, settings: Settings, model: str,
     """The store's index when it keeps one (unless the settings ask for the local file), else
     the local file (built from the store's vectors the first time it is needed); None when
     there is nothing to search."""
-    if not searches_locally(store, settings, model):
-        return StoreNeighbours(store, model, filters)
+    held = None
+    if store.embeddings.indexes_vectors() and _choice(settings) != "local":
+        held = _count(store, model)  # what auto decides by and the store's walk reports
+    if not searches_locally(store, settings, model, held):
+        return StoreNeighbours(store, model, filters, held)
     index = load_index(settings, model)
     if index is None and store.embeddings.count_embeddings(model):
         update_index(store, settings, model)
