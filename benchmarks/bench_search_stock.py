@@ -370,7 +370,10 @@ def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[
     (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
     if args.baseline_postings:  # a baseline that already builds postings at every size
         before_dir, before_url = after_dir, after_url
-    if after_url:  # PostgreSQL: a data dir of its own, for a local file of its vectors
+    # The stock stack's own index files stay in the store's folder; on PostgreSQL this
+    # version gets a data dir of its own, for a local file of PostgreSQL's vectors.
+    stock_dir = after_dir
+    if after_url:
         after_dir = local_dir(after_dir, after_url, args.also == "local")
     found = [Worker("after", SRC, "papersift", after_dir, after_url)]
     if args.baseline:
@@ -381,7 +384,7 @@ def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[
     if args.also and after_url:  # this version with vector_search set to --also
         found.append(Worker(args.also, SRC, "papersift", after_dir, after_url,
                             vector_search=args.also))
-    found.append(Worker("stock", SRC, "stock", after_dir, after_url))
+    found.append(Worker("stock", SRC, "stock", stock_dir, after_url))
     return found
 
 
