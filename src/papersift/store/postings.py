@@ -248,9 +248,21 @@ class StoredPostings(Concern):
     # ---------------------------------------------------------------- ranking
     def _lengths(self, state: IndexState) -> np.ndarray:
         """Each paper's length in the build, indexed by pk."""
-        return cached(_LENGTHS, self.db.location, state.build, lambda: np.frombuffer(bytes(
-            self.db.value("SELECT lengths FROM keyword_index") or b""), dtype="<i4"
-        ).astype(np.int64))
+        return cached(_LENGTHS, self.db.location, state.build, lambda: _lengths_of(
+            self.db.value("SELECT lengths FROM keyword_index")))
+
+    def _cached_for(self) -> tuple[Any, Any]:
+        """(the build, the (build, tail version)) whose lengths and changed papers are cached."""
+        location = self.db.location
+        return _LENGTHS.get(location, (None,))[0], _CHANGED.get(location, (None,))[0]
+
+    def _keep(self, state: IndexState, lengths: bytes | None, changed: Any) -> None:
+        """Cache the build's lengths and changed papers that a read of `state` brought along."""
+        if lengths is not None:
+            cached(_LENGTHS, self.db.location, state.build, lambda: _lengths_of(lengths))
+        if changed is not None:
+            cached(_CHANGED, self.db.location, (state.build, state.tail_version),
+                   lambda: np.asarray(changed, dtype=np.int64))
 
     def average_length(self) -> float | None:
         """The average length of the papers of the build and the tail (each kept with its
@@ -353,6 +365,10 @@ def cached(cache: dict[str, tuple[Any, T]], key: str, version: Any, read: Callab
         with _LOCK:
             cache[key] = found
     return found[1]
+
+
+def _lengths_of(stored: bytes | None) -> np.ndarray:
+    return np.frombuffer(bytes(stored or b""), dtype="<i4").astype(np.int64)  # int32 by pk
 
 
 def _drain(step: Callable[[], tuple[int, int]]) -> int:

@@ -18,8 +18,6 @@ import numpy as np
 
 from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
-    _CHANGED,
-    _LENGTHS,
     BUILT_AS_OF_SQL,
     DUPLICATES_SQL,
     STATE_COLUMNS,
@@ -28,7 +26,6 @@ from papersift.store.postings import (
     Progress,
     RankState,
     StoredPostings,
-    cached,
 )
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
@@ -103,8 +100,7 @@ class KeywordPostings(StoredPostings):
     def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
         # One statement, one snapshot, no transaction (five round trips before), with the
         # build's lengths and changed papers when the caches lack this state's (so of it too).
-        location = self.db.location
-        had = (_LENGTHS.get(location, (None,))[0], _CHANGED.get(location, (None,))[0])
+        had = self._cached_for()
         with self.db.conn.cursor(binary=True) as cursor:
             found = cursor.execute(
                 f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
@@ -120,12 +116,7 @@ class KeywordPostings(StoredPostings):
         if found is None or not found[0]:
             return None
         state = IndexState(*(int(v) for v in found[:5]))
-        if found[7] is not None:
-            cached(_LENGTHS, location, state.build,
-                   lambda: np.frombuffer(found[7], dtype="<i4").astype(np.int64))
-        if found[8] is not None:
-            cached(_CHANGED, location, (state.build, state.tail_version),
-                   lambda: np.asarray(found[8], dtype=np.int64))
+        self._keep(state, found[7], found[8])
         # array_agg gives NULL for no rows; each group's arrays come from one aggregate.
         built, tail = ([list(r) for r in zip(*(c or [] for c in group), strict=True)]
                        for group in (found[9:12], found[12:]))
