@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +94,40 @@ def test_bad_input_in_hybrid_mode(corpus: Store, search_settings: Settings, loca
     assert run("Распознавание речи").hits  # semantic side still answers
     assert run("蛋白质结构预测").hits
     assert corpus.papers.count_papers() == 5
+
+
+@pytest.mark.slow
+def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
+        corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The query's vector is computed on another thread, started before the keyword side is
+    planned: an embedder that waits for the keyword ranking to begin still answers (run one
+    after the other, it would wait out its timeout)."""
+    ranking, seen = threading.Event(), {}
+    keyword_search = corpus.search.keyword_search
+
+    def spied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        ranking.set()
+        return keyword_search(*args, **kwargs)
+
+    class Waiting:
+        model_id, dim = local_embedder.model_id, local_embedder.dim
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            seen["thread"] = threading.current_thread()
+            seen["overlapped"] = ranking.wait(timeout=10)
+            return local_embedder.embed(texts)
+
+    monkeypatch.setattr(corpus.search, "keyword_search", spied)
+    results = search(corpus, search_settings, "learning from written feedback",
+                     embedder=Waiting())
+    assert seen["overlapped"] and seen["thread"] is not threading.current_thread()
+    assert ids(results)[0] == "2503.00001" and results.hits[0].semantic_score > 0
+    # Keyword search alone computes no vector; a filters-only query neither.
+    seen.clear()
+    search(corpus, search_settings, "feedback", mode="keyword", embedder=Waiting())
+    search(corpus, search_settings, "cat:cs.CL", embedder=Waiting())
+    assert not seen
 
 
 @pytest.mark.slow

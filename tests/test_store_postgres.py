@@ -259,34 +259,51 @@ def test_rarer_words_weigh_more_and_titles_more_than_abstracts(postgres_url: str
         assert ranked[:2] == ["2601.00003", "2601.00001"]
 
 
-def test_a_ranking_uses_the_word_counts_its_plan_just_read_once(
+def test_a_search_plan_reads_what_its_ranking_needs_in_the_same_statement(
         pg: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plan's term_doc_counts serve the ranking that follows (one lexicon read a search),
-    once and only for an instant: the next ranking, or one after a write, reads them again."""
-    from papersift.store.postgres import search as pg_search
+    """The plan's term_doc_counts read, in one statement, what the ranking just after needs:
+    the counts, and on the postings their state and lists too. Once and only for an instant:
+    the next ranking, or one after a write, reads them again."""
+    import psycopg
+
+    from papersift.store.postgres import postings as pg_postings
 
     pg.papers.upsert_papers([prepare_record(paper(n, f"Graph lattices {n}" if n <= 5 else
                                                   f"Sparse codes {n}", abstract="Nothing."))
                              for n in range(1, 31)])
-    reads: list[str] = []
-    rows = pg.search.db.rows
-    monkeypatch.setattr(pg.search.db, "rows", lambda sql, *a: (
-        reads.append(sql) if "FROM lexicon" in sql else None, rows(sql, *a))[1])
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+    monkeypatch.setattr(psycopg.Cursor, "execute", lambda self, sql, *a, **k:
+                        sent.append(str(sql)) or execute(self, sql, *a, **k))
     query = KeywordQuery([Term("graph"), Term("lattice")], "OR")
-    tokens = ["graph", "lattic"]
+    tokens, weights = ["graph", "lattic"], (2.0, 1.0, 0.5)
 
+    def lexicon_reads() -> int:
+        return sum("FROM lexicon" in sql for sql in sent)
+
+    # Without postings the SQL ranking takes the plan's counts.
     assert pg.search.term_doc_counts(tokens) == {"graph": 5, "lattic": 5}
-    first = pg.search.keyword_search(query, (2.0, 1.0, 0.5))
-    assert len(reads) == 1 and len(first) == 5  # the ranking took the plan's counts
-    assert pg.search.keyword_search(query, (2.0, 1.0, 0.5)) == first
-    assert len(reads) == 2  # used once: this ranking read them itself
+    first = pg.search.keyword_search(query, weights)
+    assert lexicon_reads() == 1 and len(first) == 5
+    assert pg.search.keyword_search(query, weights) == first
+    assert lexicon_reads() == 2  # used once: this ranking read them itself
+
+    # On the postings the ranking sends nothing after the plan's statement.
+    pg.search.build_keyword_postings()
+    sent.clear()
+    assert pg.search.term_doc_counts(tokens) == {"graph": 5, "lattic": 5}
+    assert [pk for pk, _ in pg.search.keyword_search(query, weights)] == [pk for pk, _ in first]
+    assert len(sent) == 1 and "keyword_postings" in sent[0]
+    pg.search.keyword_search(query, weights)
+    # Used once: the next ranking reads its state, lists and counts itself, in one statement.
+    assert len(sent) == 2 and "FROM lexicon" in sent[1]
 
     pg.search.term_doc_counts(tokens)
     pg.papers.upsert_papers([prepare_record(paper(n, "Graph theory", abstract="Nothing."))
                              for n in range(31, 51)])
-    monkeypatch.setattr(pg_search, "JUST_READ_SECONDS", 0.0)  # the plan's counts are too old
-    after = pg.search.keyword_search(query, (2.0, 1.0, 0.5), limit=100)
-    assert len(reads) == 4 and len(after) == 25
+    monkeypatch.setattr(pg_postings, "JUST_READ_SECONDS", 0.0)  # what the plan read is too old
+    after = pg.search.keyword_search(query, weights, limit=100)
+    assert len(after) == 25
     # "graph" is in 25 of 50 papers now: it weighs less than the plan's counts (5 of 30) said.
     assert dict(after)[first[0][0]] < dict(first)[first[0][0]]
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+import os
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -40,6 +43,8 @@ SNIPPET_WORDS = 40
 # papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
 # 98,752 arXiv papers; 0.7423 alone with 1,000 or 300 (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
+# Query vectors computed at once (each on one thread: see onnx_encoder.py); more wait.
+EMBEDDING_THREADS = 2
 
 
 @dataclass
@@ -81,9 +86,19 @@ class SearchResults:
 
 
 @dataclass
+class _Semantic:
+    """The semantic side, started before the keyword side is planned and run."""
+
+    index: Neighbours | None = None            # what it walks (None: no vectors to walk)
+    vector: Future[np.ndarray] | None = None   # the query's, computed on another thread
+    unavailable: str | None = None             # why there is no semantic side
+
+
+@dataclass
 class _Plan:
     parsed: ParsedQuery
     filters: SearchFilters
+    semantic: _Semantic
     keywords: KeywordPlan          # what the keyword side runs (its query None if nothing)
     highlighter: Highlighter       # marks the words that match the query's terms
 
@@ -110,12 +125,11 @@ def search(
     if offset > MAX_OFFSET:
         results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
         return _finish(results, started)
-    plan = _plan(store, query, category, since, until, topic, keyword_side=mode != "semantic")
+    plan = _plan(store, settings, query, (category, since, until, topic), mode, embedder)
     results.notes = list(plan.parsed.notes)
     pool = max(fusion.pool, offset + limit)
     try:
-        ranked, kw_scores, sem_scores = _rank(store, settings, plan, mode, pool, fusion, embedder,
-                                              results)
+        ranked, kw_scores, sem_scores = _rank(store, plan, mode, pool, fusion, results)
     except StoreQueryError as exc:
         # Our queries are built to be valid; if the index still objects, say so, not crash.
         results.message = f"the keyword query could not be run ({exc}); try simpler words"
@@ -139,17 +153,25 @@ def _finish(results: SearchResults, started: float) -> SearchResults:
     return results
 
 
-def _plan(store: Store, query: str, category: str | None, since: str | None,
-          until: str | None, topic: str | None, keyword_side: bool = True) -> _Plan:
+def _plan(store: Store, settings: Settings, query: str,
+          scope: tuple[str | None, str | None, str | None, str | None], mode: str,
+          embedder: Embedder | None) -> _Plan:
+    """The parsed query and its filters (`scope`: category, since, until, topic), the
+    semantic side started, then the keyword side planned: the query's vector is computed on
+    another thread while this one plans and runs the keyword side, which mostly waits on the
+    store (hybrid search takes the longer of the two, not their sum)."""
     parsed = parse_query(query if isinstance(query, str) else "")
     filters = parsed.filters
+    category, since, until, topic = scope
     if category:
         filters.categories.append(category.strip())
     filters.since = since or filters.since
     filters.until = until or filters.until
     filters.topic = topic or filters.topic
-    keywords = plan_keywords(store.search, parsed, rank=keyword_side)
-    return _Plan(parsed, filters, keywords, Highlighter(keywords.stems))
+    text = parsed.text.strip() if mode != "keyword" else ""
+    semantic = _semantic_start(store, settings, embedder, filters, text) if text else _Semantic()
+    keywords = plan_keywords(store.search, parsed, rank=mode != "semantic")
+    return _Plan(parsed, filters, semantic, keywords, Highlighter(keywords.stems))
 
 
 def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, float],
@@ -167,8 +189,8 @@ def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, flo
     return scored
 
 
-def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
-          fusion: FusionParams, embedder: Embedder | None, results: SearchResults,
+def _rank(store: Store, plan: _Plan, mode: str, pool: int, fusion: FusionParams,
+          results: SearchResults,
           ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     filters = plan.filters
     has_filters = not filters.is_empty()
@@ -195,21 +217,18 @@ def _rank(store: Store, settings: Settings, plan: _Plan, mode: str, pool: int,
             results.message = "no words to search for by keyword"
         return kw_ranked, dict(kw_ranked), {}
 
-    sem_ranked: list[tuple[int, float]] = []
-    index: Neighbours | None = None
-    query_vector: np.ndarray | None = None
-    try:
-        index, embedder = _semantic_index(store, settings, embedder, filters)
-    except EmbedderError as exc:
-        results.notes.append(f"semantic search is unavailable: {exc}")
+    index, vector = plan.semantic.index, plan.semantic.vector
+    if plan.semantic.unavailable:
+        results.notes.append(plan.semantic.unavailable)
     if index is None or index.count == 0:
         if mode == "semantic":
             results.message = "semantic search needs embeddings: run `papersift embed`"
             return [], {}, {}
         results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
         return kw_ranked, dict(kw_ranked), {}
-    if semantic_text:
-        query_vector = embedder.embed([semantic_text])[0]
+    sem_ranked: list[tuple[int, float]] = []
+    query_vector = None if vector is None else vector.result()
+    if query_vector is not None:
         sem_ranked = index.search(query_vector, pool)
     if mode == "semantic":
         return sem_ranked, {}, dict(sem_ranked)
@@ -286,6 +305,35 @@ def _result(ranked: list[tuple[int, float]], keyword: dict[int, float],
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],
               k: float = 60.0) -> list[tuple[int, float]]:
     return rrf([[pk for pk, _ in kw_ranked], [pk for pk, _ in sem_ranked]], k=k)
+
+
+def _semantic_start(store: Store, settings: Settings, embedder: Embedder | None,
+                    filters: SearchFilters, text: str) -> _Semantic:
+    """The index semantic search walks and `text`'s vector, started (none to compute for an
+    index without vectors)."""
+    try:
+        index, embedder = _semantic_index(store, settings, embedder, filters)
+    except EmbedderError as exc:
+        return _Semantic(unavailable=f"semantic search is unavailable: {exc}")
+    if index is None or index.count == 0:
+        return _Semantic(index)
+    return _Semantic(index, _embedding_soon(embedder, text))
+
+
+# Query vectors are computed here, beside the keyword side (ONNX Runtime and HTTP let go of
+# the GIL). Per process: a forked worker cannot use its parent's threads.
+_embedding_pool: tuple[int, ThreadPoolExecutor] | None = None
+_embedding_pool_lock = threading.Lock()
+
+
+def _embedding_soon(embedder: Embedder, text: str) -> Future[np.ndarray]:
+    global _embedding_pool
+    with _embedding_pool_lock:
+        if _embedding_pool is None or _embedding_pool[0] != os.getpid():
+            _embedding_pool = (os.getpid(), ThreadPoolExecutor(
+                max_workers=EMBEDDING_THREADS, thread_name_prefix="query-embedding"))
+        pool = _embedding_pool[1]
+    return pool.submit(lambda: embedder.embed([text])[0])
 
 
 def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,

@@ -409,10 +409,16 @@ def bm25(lists: Sequence[tuple[Postings, float]], field_weights: Sequence[float]
         scores.append(factor * (freq * (K1 + 1.0)) / (freq + norm))
     if not pks:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    # A stable sort keeps each paper's scores in list order, the order bincount adds them in,
+    # as bm25() adds its phrases in query order; on lists sorted by pk (all but a tail's
+    # changed papers) it is a merge: 4-5x faster than np.unique's sort, the same sums.
     every = np.concatenate(pks)
-    papers, inverse = np.unique(every, return_inverse=True)
-    # bincount adds in list order, as bm25() adds its phrases in query order.
-    return papers, np.bincount(inverse, weights=np.concatenate(scores), minlength=len(papers))
+    order = np.argsort(every, kind="stable")
+    every = every[order]
+    first = np.empty(len(every), dtype=bool)
+    first[0] = True
+    np.not_equal(every[1:], every[:-1], out=first[1:])
+    return every[first], np.bincount(np.cumsum(first) - 1, weights=np.concatenate(scores)[order])
 
 
 def best_first(pks: np.ndarray, scores: np.ndarray, count: int) -> np.ndarray:

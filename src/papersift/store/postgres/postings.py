@@ -10,6 +10,7 @@ Papers added after the last tail update are ranked by the SQL query and merged.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, closing, nullcontext
 from typing import Any
@@ -38,12 +39,32 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
            " | (least(cardinality(array_positions(u.weights, 'B')), 255) << 8)"
            " | least(cardinality(array_positions(u.weights, 'C')), 255))")
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
+READ_AHEAD = 8_000      # postings a plan's read takes along (the planner ranks on as many)
+JUST_READ_SECONDS = 1.0  # how long what a plan read serves its ranking
+# The tokens' counts (c), the store's size, the state, duplicates, lengths and changed papers
+# when not cached (CASE), the lists of the tokens but those past the rarest `most` postings
+# (b) and the tail's rows (t).
+_READ = (
+    "SELECT c.*, (SELECT coalesce(max(pk), 0) FROM papers), s.* FROM (SELECT array_agg(lexeme),"
+    " array_agg(papers), coalesce(array_agg(lexeme) FILTER (WHERE run > %s), '{}') AS unlisted"
+    " FROM (SELECT lexeme, papers, sum(papers) OVER (ORDER BY papers, lexeme) AS run"
+    " FROM lexicon WHERE lexeme = ANY(%s::text[])) r) c LEFT JOIN LATERAL ("
+    f"SELECT {STATE_COLUMNS}, ARRAY({DUPLICATES_SQL}), CASE WHEN build <> %s THEN lengths END,"
+    " CASE WHEN (build, tail_version) <> (%s, %s) THEN ARRAY(SELECT pk FROM keyword_tail_papers"
+    " WHERE pk <= watermark ORDER BY pk) END, b.*, t.* FROM keyword_index, LATERAL (SELECT"
+    " array_agg(term), array_agg(pks), array_agg(counts) FROM keyword_postings k WHERE"
+    " k.build = keyword_index.build AND term = ANY(%s::text[]) AND term <> ALL(c.unlisted)) b,"
+    " LATERAL (SELECT array_agg(t.term), array_agg(t.pk), array_agg(t.counts),"
+    " array_agg(p.length) FROM keyword_tail t JOIN keyword_tail_papers p ON p.pk = t.pk"
+    " WHERE t.term = ANY(%s::text[])) t) s ON true")
 
 
 class KeywordPostings(StoredPostings):
     """The postings' build from the stored tsvectors, tail and ranking (used by Search)."""
 
     _PKS = ">i4"  # int4send's
+    _ahead: tuple[float, set[str], RankState | None] | None = None  # read_ahead's state
+    _counted: tuple[float, dict[str, int], int] | None = None  # the last read's counts, size
 
     def _unpack(self, counts: bytes) -> np.ndarray:
         """Packed big-endian int32 counts as (n, 3) uint8: A, B, C (title, abstract, authors)."""
@@ -97,30 +118,54 @@ class KeywordPostings(StoredPostings):
             " FROM unnest(?::bigint[]) AS w(pk)"
             " ON CONFLICT (pk) DO UPDATE SET length = excluded.length", (pks,))
 
+    def read_ahead(self, tokens: list[str]) -> tuple[dict[str, int], int]:
+        """The tokens' paper counts and the store's size (its highest pk), with, in the same
+        statement, the ranking's state and the rarest tokens' lists (up to READ_AHEAD postings),
+        kept for a ranking just after (a search's plan, then its ranking: one round trip)."""
+        counts, size, state, unlisted = self._read(tokens, READ_AHEAD)
+        self._ahead = (time.monotonic(), set(tokens) - unlisted, state)
+        return counts, size
+
+    def just_counted(self, tokens: Sequence[str]) -> tuple[dict[str, int], int] | None:
+        """The tokens' counts and the store's size as the last read brought them an instant
+        ago (a search's plan, or its ranking), if it read them all; used once."""
+        found, self._counted = self._counted, None
+        if (found is None or time.monotonic() - found[0] >= JUST_READ_SECONDS
+                or not found[1].keys() >= set(tokens)):
+            return None
+        return {token: found[1][token] for token in tokens}, found[2]
+
     def _rank_state(self, tokens: Sequence[str]) -> RankState | None:
-        # One statement, one snapshot, no transaction (five round trips before), with the
-        # build's lengths and changed papers when the caches lack this state's (so of it too).
+        ahead, self._ahead = self._ahead, None
+        if (ahead is not None and time.monotonic() - ahead[0] < JUST_READ_SECONDS
+                and ahead[1].issuperset(tokens)):
+            if ahead[2] is None:
+                return None
+            state, newest, duplicates, (built, tail) = ahead[2]
+            return state, newest, duplicates, tuple(  # type: ignore[return-value]
+                [row for row in rows if row[0] in ahead[1]] for rows in (built, tail))
+        return self._read(tokens, 2**62)[2]
+
+    def _read(self, tokens: Sequence[str], most: int
+              ) -> tuple[dict[str, int], int, RankState | None, set[str]]:
+        """(counts, size, the ranking's state, the tokens left unlisted: those past the
+        rarest `most` postings). One statement, one snapshot, no transaction; with the
+        build's lengths and changed papers when the caches lack this state's."""
         had = self._cached_for()
         with self.db.conn.cursor(binary=True) as cursor:
-            found = cursor.execute(
-                f"SELECT {STATE_COLUMNS}, (SELECT coalesce(max(pk), 0) FROM papers),"
-                f" ARRAY({DUPLICATES_SQL}), CASE WHEN build <> %s THEN lengths END,"
-                " CASE WHEN (build, tail_version) <> (%s, %s) THEN ARRAY(SELECT pk FROM"
-                " keyword_tail_papers WHERE pk <= watermark ORDER BY pk) END, b.*, t.*"
-                " FROM keyword_index, LATERAL (SELECT array_agg(term), array_agg(pks),"
-                " array_agg(counts) FROM keyword_postings k WHERE k.build = keyword_index.build"
-                " AND term = ANY(%s::text[])) b, LATERAL (SELECT array_agg(t.term),"
-                " array_agg(t.pk), array_agg(t.counts), array_agg(p.length) FROM keyword_tail t"
-                " JOIN keyword_tail_papers p ON p.pk = t.pk WHERE t.term = ANY(%s::text[])) t",
-                (had[0] or 0, *(had[1] or (0, 0)), list(tokens), list(tokens))).fetchone()
-        if found is None or not found[0]:
-            return None
-        state = IndexState(*(int(v) for v in found[:5]))
-        self._keep(state, found[7], found[8])
+            found = cursor.execute(_READ, (most, list(tokens), had[0] or 0, *(had[1] or (0, 0)),
+                                           list(tokens), list(tokens))).fetchone()
+        read = dict(zip(found[0] or [], found[1] or [], strict=True))
+        counts, size = {token: int(read.get(token, 0)) for token in tokens}, int(found[3])
+        self._counted = (time.monotonic(), counts, size)
+        if not found[4]:  # no build (or no keyword_index row)
+            return counts, size, None, set()
+        state = IndexState(*(int(v) for v in found[4:9]))
+        self._keep(state, found[10], found[11])
         # array_agg gives NULL for no rows; each group's arrays come from one aggregate.
         built, tail = ([list(r) for r in zip(*(c or [] for c in group), strict=True)]
-                       for group in (found[9:12], found[12:]))
-        return state, int(found[5]), found[6], (built, tail)
+                       for group in (found[12:15], found[15:]))
+        return counts, size, (state, size, found[9], (built, tail)), set(found[2])
 
     def _snapshot(self) -> AbstractContextManager[Any]:
         return nullcontext()  # none to open: _rank_state is one statement

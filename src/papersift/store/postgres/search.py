@@ -11,7 +11,6 @@ ts_rank_cd returns for a query of that one term. docs/architecture.md compares t
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,8 +26,6 @@ CONFIG = "papersift_english"  # the text search configuration of migration 0001
 _OPERATORS = ("AND", "OR", "NOT")
 # Per database: the index size // 2000 the papers' average length was read at, and the length.
 _LENGTHS: dict[str, tuple[int, float]] = {}
-# How long the counts a search plan read serve its ranking (see Search._statistics).
-JUST_READ_SECONDS = 1.0
 
 
 def quote_lexeme(lexeme: str) -> str:
@@ -96,8 +93,6 @@ class Search(search.Search):
 
     def __init__(self, db: PostgresDatabase) -> None:
         super().__init__(db, KeywordPostings(db))
-        # (when, counts, size) of the last term_doc_counts: a ranking just after reuses them.
-        self._just_read: tuple[float, dict[str, int], int] | None = None
 
     # ------------------------------------------------------------ term statistics
     def _tokenize(self, words: list[str]) -> list[list[str]]:
@@ -110,12 +105,9 @@ class Search(search.Search):
             (list(words),))]
 
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
-        """From the writers' lexicon (migration 0008): a key lookup each, current at each commit."""
-        if not tokens:
-            return {}
-        counts, size = self._read_statistics(list(tokens))
-        self._just_read = (time.monotonic(), counts, size)
-        return {token: counts[token] for token in tokens}
+        """From the writers' lexicon (migration 0008): a key lookup each, current at each
+        commit. What a ranking just after needs comes along (KeywordPostings.read_ahead)."""
+        return self._postings.read_ahead(list(tokens))[0] if tokens else {}
 
     def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
         """(papers holding each token, the store's size: its highest pk), in one round trip."""
@@ -126,15 +118,9 @@ class Search(search.Search):
         return {token: found.get(token, 0) for token in tokens}, size
 
     def _statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
-        """The tokens' paper counts and the store's size, as term_doc_counts read them an
-        instant ago when it read all of these tokens (a search's plan, then its ranking: one
-        round trip fewer, and no older than two statements in separate snapshots would be),
-        else read now. Used once: a later ranking reads them again."""
-        just, self._just_read = self._just_read, None
-        if (just is not None and time.monotonic() - just[0] < JUST_READ_SECONDS
-                and all(token in just[1] for token in tokens)):
-            return {token: just[1][token] for token in tokens}, just[2]
-        return self._read_statistics(tokens)
+        """The tokens' paper counts and the store's size, as the plan or the ranking read them
+        an instant ago (one round trip fewer, and of the ranking's snapshot), else read now."""
+        return self._postings.just_counted(tokens) or self._read_statistics(tokens)
 
     def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
         """{"prefix:" + prefix: papers holding a word of the prefix}, from the lexicon: the sum
