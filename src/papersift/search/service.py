@@ -320,8 +320,9 @@ def _semantic_start(store: Store, settings: Settings, embedder: Embedder | None,
     return _Semantic(index, _embedding_soon(embedder, text))
 
 
-# Query vectors are computed here, beside the keyword side (ONNX Runtime and HTTP let go of
-# the GIL). Per process: a forked worker cannot use its parent's threads.
+# Query vectors are computed here, beside the keyword side (ONNX Runtime, on one thread for
+# a query, and HTTP let go of the GIL). Per process: a forked worker cannot use its parent's
+# threads.
 _embedding_pool: tuple[int, ThreadPoolExecutor] | None = None
 _embedding_pool_lock = threading.Lock()
 

@@ -20,8 +20,6 @@ import numpy as np
 from papersift.store.postgres.db import connect, snapshot
 from papersift.store.postings import (
     BUILT_AS_OF_SQL,
-    DUPLICATES_SQL,
-    STATE_COLUMNS,
     Built,
     IndexState,
     Progress,
@@ -41,22 +39,8 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 READ_AHEAD = 8_000      # postings a plan's read takes along (the planner ranks on as many)
 JUST_READ_SECONDS = 1.0  # how long what a plan read serves its ranking
-# The tokens' counts (c), the store's size, the state, duplicates, lengths and changed papers
-# when not cached (CASE), the lists of the tokens but those past the rarest `most` postings
-# (b) and the tail's rows (t).
-_READ = (
-    "SELECT c.*, (SELECT coalesce(max(pk), 0) FROM papers), s.* FROM (SELECT array_agg(lexeme),"
-    " array_agg(papers), coalesce(array_agg(lexeme) FILTER (WHERE run > %s), '{}') AS unlisted"
-    " FROM (SELECT lexeme, papers, sum(papers) OVER (ORDER BY papers, lexeme) AS run"
-    " FROM lexicon WHERE lexeme = ANY(%s::text[])) r) c LEFT JOIN LATERAL ("
-    f"SELECT {STATE_COLUMNS}, ARRAY({DUPLICATES_SQL}), CASE WHEN build <> %s THEN lengths END,"
-    " CASE WHEN (build, tail_version) <> (%s, %s) THEN ARRAY(SELECT pk FROM keyword_tail_papers"
-    " WHERE pk <= watermark ORDER BY pk) END, b.*, t.* FROM keyword_index, LATERAL (SELECT"
-    " array_agg(term), array_agg(pks), array_agg(counts) FROM keyword_postings k WHERE"
-    " k.build = keyword_index.build AND term = ANY(%s::text[]) AND term <> ALL(c.unlisted)) b,"
-    " LATERAL (SELECT array_agg(t.term), array_agg(t.pk), array_agg(t.counts),"
-    " array_agg(p.length) FROM keyword_tail t JOIN keyword_tail_papers p ON p.pk = t.pk"
-    " WHERE t.term = ANY(%s::text[])) t) s ON true")
+# The tokens' counts, the store's size, and the ranking's state and lists (migration 0017).
+_READ = "SELECT * FROM postings_read(%s::text[], %s, %s, %s, %s)"
 
 
 class KeywordPostings(StoredPostings):
@@ -153,8 +137,8 @@ class KeywordPostings(StoredPostings):
         build's lengths and changed papers when the caches lack this state's."""
         had = self._cached_for()
         with self.db.conn.cursor(binary=True) as cursor:
-            found = cursor.execute(_READ, (most, list(tokens), had[0] or 0, *(had[1] or (0, 0)),
-                                           list(tokens), list(tokens))).fetchone()
+            found = cursor.execute(_READ, (list(tokens), most, had[0] or 0,
+                                           *(had[1] or (0, 0)))).fetchone()
         read = dict(zip(found[0] or [], found[1] or [], strict=True))
         counts, size = {token: int(read.get(token, 0)) for token in tokens}, int(found[3])
         self._counted = (time.monotonic(), counts, size)
