@@ -52,9 +52,8 @@ class Search(Concern):
         raise NotImplementedError
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
-        """The indexed terms that start with this (already tokenized) prefix, each with its
-        number of papers (as term_doc_counts): at most `limit` of them, so that a caller can
-        learn that a prefix expands too far without reading all of it."""
+        """The indexed terms that start with this (already tokenized) prefix, with their papers (as
+        term_doc_counts): at most `limit`, so a caller learns cheaply that it expands too far."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- the contract
