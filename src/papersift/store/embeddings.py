@@ -21,8 +21,7 @@ _SCAN = 20_000
 
 class Embeddings(Concern):
     """One vector per paper and model (contract: this class), written once over how a backend's
-    vectors travel (_vector_param, _vector_rows, _matrix: float32 little-endian blobs, as SQLite
-    keeps them). Nearest papers: an exact scan, unless the backend indexes_vectors."""
+    vectors travel (_vector_param, _vector_rows, _matrix); nearest papers: an exact scan here."""
 
     def __init__(self, db: Database, search: Search) -> None:
         super().__init__(db)

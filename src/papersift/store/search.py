@@ -18,8 +18,7 @@ _TOKENS_LOCK = threading.Lock()
 
 
 class Search(Concern):
-    """The keyword index, search filters, and the rows a result list shows (contract: this
-    class; each backend's Search adds what its index does its own way)."""
+    """Keyword search (contract: this class; each backend's Search adds what its index does)."""
 
     def __init__(self, db: Database, postings: StoredPostings) -> None:
         super().__init__(db)
@@ -131,8 +130,7 @@ class Search(Concern):
     # ------------------------------------------------------------- shared steps
     def _filter_sql(self, filters: SearchFilters | None, authors: bool = True
                     ) -> tuple[str, list[Any]]:
-        """SQL conditions on live papers `p` that pass the filters (the authors too,
-        unless the caller matches them in the index)."""
+        """Conditions on live papers `p` passing the filters (authors too, unless in the index)."""
         clauses = ["p.duplicate_of IS NULL"]
         params: list[Any] = []
         if filters is None:

@@ -200,8 +200,7 @@ def to_format(sql: str) -> str:
 
 
 class Concern:
-    """The queries of one portable concern over its store's Database (the concern's class is
-    its contract: store.contracts.CONCERNS)."""
+    """A portable concern's queries over its store's Database (its class is its contract)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -162,8 +162,7 @@ def register_nul_free_text(conn: psycopg.Connection[Any]) -> None:
 # ------------------------------------------------------------ transactions
 @contextmanager
 def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
-    """Several reads that see one committed state: a REPEATABLE READ, READ ONLY transaction
-    (or the transaction already open)."""
+    """Several reads that see one committed state: REPEATABLE READ, READ ONLY (or the open one)."""
     if conn.info.transaction_status != TransactionStatus.IDLE:
         yield
         return

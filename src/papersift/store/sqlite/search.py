@@ -112,8 +112,7 @@ class Search(search.Search):
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
                      first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking, or None (no build, or a word that is not exactly one token:
-        FTS5 ranks then)."""
+        """The postings' ranking, or None for FTS5 (no build, or a word not exactly one token)."""
         found = self.index_tokens([t.text for t in terms])
         if any(len(t) != 1 for t in found):
             return None
