@@ -38,8 +38,7 @@ class Pages(Concern):
 
     # ------------------------------------------------------------- decorate
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        """The listing rows of `sql`, read from one snapshot with their first three authors
-        (with slugs), visible summary, topic and section."""
+        """The rows of `sql` with lead authors, summary, topic and section, from one snapshot."""
         with self.db.snapshot():
             rows = self.db.dicts(sql, params)
             ids = [r["id"] for r in rows]

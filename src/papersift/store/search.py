@@ -57,8 +57,7 @@ class Search(Concern):
 
     # ---------------------------------------------------------------- the contract
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the keyword index sees it (stemmed, case-folded tokens), asking the
-        index only for the words not seen before."""
+        """Each word as the keyword index sees it (stemmed, case-folded tokens; cached per word)."""
         backend = self.db.dialect
         # Both tokenizers fold ASCII case: a query's "Mobile" and its plan's "mobile" are one
         # question (beyond ASCII, folding depends on the server's locale).
@@ -101,8 +100,7 @@ class Search(Concern):
         return self._postings.build(on_progress)
 
     def update_keyword_postings(self) -> dict[str, int]:
-        """Bring the postings up to date with the papers added or changed since: {added,
-        changed}. StoreError if none are built."""
+        """Bring the postings up to date: {added, changed}; StoreError if none are built."""
         return self._postings.update_tail()
 
     def filtered_pks(self, filters: SearchFilters | None) -> set[int]:

@@ -270,8 +270,7 @@ class PostgresDatabase(Database):
 
     def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
                     rows: Sequence[Sequence[Any]], suffix: str = "") -> list[Sequence[Any]]:
-        """In one statement (one array per column: a round trip and a plan, not one per row);
-        what a RETURNING clause in `suffix` gives."""
+        """One statement (an array per column, not a round trip per row); what RETURNING gives."""
         names = ", ".join(columns)
         arrays = ", ".join(f"%s::{kind}[]" for kind in types)
         values = ([list(column) for column in zip(*rows, strict=True)] if rows

@@ -119,8 +119,7 @@ class Search(search.Search):
         tokens = [t[0] for t in found]
 
         def statistics(lists: dict[str, Postings], after: int | None) -> tuple[list[float], float]:
-            # FTS5's N and average length; a token's papers are its lists' and, past
-            # `after`, those FTS5 holds.
+            # FTS5's N and mean length; a token's papers are its lists' (and FTS5's past `after`).
             rows, tokens_total = averages(self.conn)
             factors = []
             for tok, term in zip(tokens, terms, strict=True):
