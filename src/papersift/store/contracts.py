@@ -50,7 +50,6 @@ class Store(Protocol):
 
     def data_version(self) -> int:
         """A number that moves whenever another connection commits (page caches check it)."""
-        ...
 
     def close(self) -> None: ...
 
@@ -66,9 +65,8 @@ CONCERNS: dict[str, type] = {name: kind for name, kind in get_type_hints(Store).
 
 
 class SQLStore:
-    """A store over one Database (contract: Store), each concern built here over it. A
-    backend gives its own Papers and Search (and Embeddings) classes, data_version and
-    close (which leaving a `with` block calls)."""
+    """A store over one Database (contract: Store), each concern built over it; a backend gives its
+    own Papers, Search (and Embeddings) classes, data_version and close (a `with` block's end)."""
 
     def __init__(self, db: Database, papers: type[Papers], search: type[Search],
                  embeddings: type[Embeddings] = Embeddings) -> None:

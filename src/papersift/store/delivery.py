@@ -22,8 +22,7 @@ def _digest(row: dict[str, Any]) -> dict[str, Any]:
 
 
 class Delivery(Concern):
-    """How each reader is reached: digest schedules, the digests made and sent, the papers
-    sent (never twice), one-click links used, and private feed tokens."""
+    """How each reader is reached (the module says what is kept); no paper is sent twice."""
 
     def delivery_settings(self, reader_id: int) -> dict[str, Any]:
         """{schedule ('daily', 'weekly', 'off'), days (['mon', ...]), paused}: DEFAULTS if unset."""
@@ -68,8 +67,7 @@ class Delivery(Concern):
 
     def start_digest(self, reader_id: int, day: str, message_id: str,
                      paper_ids: Sequence[str]) -> dict[str, Any]:
-        """The reader's digest of that day, made pending with these papers unless one exists
-        (then it is returned as it is)."""
+        """The reader's digest of that day as stored, or made pending with these papers if none."""
         with self.db.transaction():
             self.db.execute(
                 "INSERT INTO digests (reader_id, day, message_id, papers, status, created_at)"
@@ -81,9 +79,8 @@ class Delivery(Concern):
         return _digest(row)
 
     def claim_digest(self, digest_id: int, claimant: str, until: str, now: str) -> bool:
-        """Take the digest for sending until `until`: True for one caller only while the
-        digest is unsent and nobody else's claim runs (a claim past its time is free again, so
-        a sender killed mid-way does not hold it for ever)."""
+        """Take the digest for sending until `until`: True for one caller only, while it is unsent
+        and no other claim runs (one past its time is free again: a killed sender holds none)."""
         return self.db.execute(
             "UPDATE digests SET claimed_by = ?, claimed_until = ? WHERE id = ?"
             " AND status != 'sent' AND (claimed_until IS NULL OR claimed_until < ?)",
@@ -109,8 +106,7 @@ class Delivery(Concern):
                         " WHERE id = ?", (error[:500], digest_id))
 
     def digests_of(self, reader_id: int) -> list[dict[str, Any]]:
-        """{id, day, message_id, papers, status, attempts, last_error, created_at, sent_at},
-        newest first."""
+        """The reader's digests (_DIGEST's columns, `papers` as a list), newest first."""
         return [_digest(r) for r in self.db.dicts(
             f"SELECT {_DIGEST} FROM digests WHERE reader_id = ? ORDER BY day DESC, id DESC",
             (reader_id,))]

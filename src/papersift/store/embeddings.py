@@ -21,8 +21,7 @@ _SCAN = 20_000
 
 class Embeddings(Concern):
     """One vector per paper and model (contract: this class), written once over how a backend's
-    vectors travel (_vector_param, _vector_rows, _matrix: float32 little-endian blobs, as SQLite
-    keeps them). Nearest papers: an exact scan, unless the backend indexes_vectors."""
+    vectors travel (_vector_param, _vector_rows, _matrix); nearest papers: an exact scan here."""
 
     def __init__(self, db: Database, search: Search) -> None:
         super().__init__(db)
@@ -60,7 +59,6 @@ class Embeddings(Concern):
         if not rows:
             return
         now = utc_now()
-        # The last row of a paper wins, in paper order (dedupe_last).
         values = [(pid, model, text_hash, int(np.asarray(vec).shape[0]),
                    self._vector_param(vec), now)
                   for pid, text_hash, vec in dedupe_last(rows, key=lambda r: r[0])]
@@ -117,30 +115,26 @@ class Embeddings(Concern):
 
     # -- nearest papers: without a vector index of the store's own, an exact scan
     def indexes_vectors(self) -> bool:
-        """Whether nearest_papers answers from a nearest-neighbour index kept in the store,
-        fast at any size (PostgreSQL's HNSW): the search layer then asks the store instead of
-        building the local index file (search/ann.py) from it."""
+        """Whether nearest_papers answers from an index kept in the store, fast at any size
+        (PostgreSQL's HNSW): the search layer then builds no local index file (search/ann.py)."""
         return False
 
     def drop_vector_index(self) -> bool:
-        """Drop the store's own nearest-neighbour index before a bulk write, so that each
-        write does not also insert into it (True if an index was dropped). Until
-        `build_vector_index` runs, nearest_papers is exact and slow."""
+        """Drop the store's own nearest-neighbour index before a bulk write, so that no write also
+        inserts into it (True if dropped); nearest_papers is exact and slow until it is rebuilt."""
         return False
 
     def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
-        """Build the store's own index if it is missing, in one pass over the stored
-        vectors, with up to `memory_mb` of memory and `workers` parallel workers; seconds
-        taken, or None when there was nothing to build. Safe to call at any time: a bulk
-        write that was stopped before its index was rebuilt is mended by the next call."""
+        """Build the store's own index if it is missing, in one pass over the stored vectors, with
+        up to `memory_mb` of memory and `workers` parallel workers; seconds taken, or None if there
+        was nothing to build. Safe at any time: it mends a bulk write stopped before the rebuild."""
         return None
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None) -> list[tuple[int, float]]:
         """(pk, inner product with `vector`) of the k live papers whose vectors of this model are
-        nearest to it, nearest first, among those passing `filters`. A backend that indexes vectors
-        (`indexes_vectors`) answers approximately from its index; here the answer is exact: every
-        vector is read, a step at a time, and the best k kept (what recall is measured against)."""
+        nearest to it, nearest first, among those passing `filters`: approximate from a backend's
+        index (indexes_vectors), here exact (every vector read: what recall is measured against)."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         allowed = None if filters is None or filters.is_empty() else \
             self._search.filtered_pks(filters)

@@ -2,8 +2,7 @@
 
 The copy goes table by table in key order, in batches that each commit (store.tables), so a copy
 that is stopped holds a prefix of every table it reached: run again, it goes on after the target's
-last key. What a backend derives from the rows (the keyword index, the next ids) follows each batch.
-Nothing should write to the source meanwhile: the final comparison would say so.
+last key. Nothing should write to the source meanwhile: the final comparison would say so.
 """
 
 from __future__ import annotations

@@ -38,25 +38,22 @@ class Pages(Concern):
 
     # ------------------------------------------------------------- decorate
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
-        """The listing rows of `sql`, read from one snapshot with their first three authors
-        (with slugs), visible summary, topic and section."""
+        """The rows of `sql` with lead authors, summary, topic and section, from one snapshot."""
         with self.db.snapshot():
             rows = self.db.dicts(sql, params)
             ids = [r["id"] for r in rows]
             if not ids:
                 return rows
             lead: dict[str, list[dict[str, str]]] = {}
-            among, params = self.db.any_of("pa.paper_id", ids)
+            among, params = self.db.any_of("paper_id", ids)  # no other table here has one
             for pid, name, slug in self.db.rows(
                     "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
                     f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
                     " ORDER BY pa.paper_id, pa.position", params):
                 lead.setdefault(pid, []).append({"name": name, "slug": slug})
-            among, params = self.db.any_of("paper_id", ids)
             summaries = {r["paper_id"]: r for r in self.db.dicts(
                 "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
                 f" FROM summaries WHERE hidden = 0 AND {among}", params)}
-            among, params = self.db.any_of("pt.paper_id", ids)
             topics = {r["paper_id"]: r for r in self.db.dicts(
                 "SELECT pt.paper_id, t.slug, coalesce(t.llm_label, t.label) AS label,"
                 " s.slug AS section_slug, s.label AS section_label, s.position AS section_position"
@@ -167,9 +164,8 @@ class Pages(Concern):
             f" WHERE {_LIVE} GROUP BY 1 ORDER BY 2 DESC, 1")]
 
     def category_namespaces(self, namespaces: Sequence[str]) -> list[str]:
-        """Which of these namespaces ('biorxiv' for 'biorxiv/neuroscience') some paper's
-        category is in, and '' when some category has no namespace (arXiv's codes): one index
-        probe each, so a footer can ask on any size of store (retired papers count too)."""
+        """Which of these namespaces ('biorxiv' for 'biorxiv/neuroscience') some category is in, and
+        '' if one has none (arXiv's): an index probe each, cheap at any size (retired count too)."""
         probes = [("", "SELECT 1 FROM paper_categories WHERE category NOT LIKE '%/%'", ())]
         probes += [(ns, "SELECT 1 FROM paper_categories WHERE category >= ? AND category < ?",
                     (f"{ns}/", f"{ns}0")) for ns in namespaces]  # '0' sorts right after '/'

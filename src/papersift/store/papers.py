@@ -30,22 +30,19 @@ DUMPED = {
 
 
 class Papers(Concern):
-    """Papers with their versions, authors, categories and sources (contract: this class):
-    the reads, and the batch upsert with its merge and duplicate rules. Each backend's Papers
-    adds how new papers go in (_insert_rows, _add_authors), its bulk load, stats and dump."""
+    """Papers with their versions, authors, categories and sources (contract: this class); each
+    backend's Papers adds how new papers go in (_insert_rows, _add_authors) and its bulk load."""
 
     # Where the keys of lines read go (SQLite's bulk load holds them back: bulk.held_lines).
     lines_table = "source_lines"
 
     # ------------------------------------------------------- what a backend provides
     def _insert_rows(self, rows: list[tuple[Any, ...]]) -> set[str]:
-        """Insert these papers' rows (COLUMNS but pk); the ids of those inserted (a paper
-        another writer stored first is left out)."""
+        """Insert rows (COLUMNS but pk); the ids inserted, less any another writer stored first."""
         raise NotImplementedError
 
     def _add_authors(self, new: Sequence[tuple[str, str]]) -> dict[str, int]:
-        """Store these (name, slug) authors; their ids by name (an author another writer
-        stored first may be left out)."""
+        """Store (name, slug) authors; their ids by name, less any another writer stored first."""
         raise NotImplementedError
 
     def _dumped(self) -> dict[str, str]:
@@ -85,9 +82,8 @@ class Papers(Concern):
         return self.db.write(work)
 
     def current_lines(self, keys: Sequence[int]) -> set[int]:
-        """The line keys (PreparedRecord.line_key) whose record is still what its source
-        last gave for its paper: such a line would parse to a record equal to the stored one,
-        so it need not be parsed again (as exact as comparing record hashes)."""
+        """The line keys (PreparedRecord.line_key) whose record is still what its source last
+        gave for its paper: parsed again, such a line would give the stored record."""
         if not keys:
             return set()
         among, params = self.db.any_of("l.line_key", list(keys), "bigint")
@@ -98,9 +94,8 @@ class Papers(Concern):
 
     def _insert_papers(self, items: list[PreparedRecord], author_ids: dict[str, int],
                        report: UpsertReport) -> list[PreparedRecord]:
-        """Insert papers new to the store with their authors, categories and versions, each
-        linked to an earlier paper it duplicates (_duplicated); returns those another writer
-        stored first (to be merged instead)."""
+        """Insert new papers with their authors, categories and versions, a duplicate linked to
+        its original (_duplicated); returns those another writer stored first (to merge)."""
         if not items:
             return []
         originals = self._duplicated(items)

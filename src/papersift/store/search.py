@@ -18,8 +18,7 @@ _TOKENS_LOCK = threading.Lock()
 
 
 class Search(Concern):
-    """The keyword index, search filters, and the rows a result list shows (contract: this
-    class; each backend's Search adds what its index does its own way)."""
+    """Keyword search (contract: this class; each backend's Search adds what its index does)."""
 
     def __init__(self, db: Database, postings: StoredPostings) -> None:
         super().__init__(db)
@@ -52,15 +51,13 @@ class Search(Concern):
         raise NotImplementedError
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
-        """The indexed terms that start with this (already tokenized) prefix, each with its
-        number of papers (as term_doc_counts): at most `limit` of them, so that a caller can
-        learn that a prefix expands too far without reading all of it."""
+        """The indexed terms that start with this (already tokenized) prefix, with their papers (as
+        term_doc_counts): at most `limit`, so a caller learns cheaply that it expands too far."""
         raise NotImplementedError
 
     # ---------------------------------------------------------------- the contract
     def index_tokens(self, words: Sequence[str]) -> list[list[str]]:
-        """Each word as the keyword index sees it (stemmed, case-folded tokens), asking the
-        index only for the words not seen before."""
+        """Each word as the keyword index sees it (stemmed, case-folded tokens; cached per word)."""
         backend = self.db.dialect
         # Both tokenizers fold ASCII case: a query's "Mobile" and its plan's "mobile" are one
         # question (beyond ASCII, folding depends on the server's locale).
@@ -103,8 +100,7 @@ class Search(Concern):
         return self._postings.build(on_progress)
 
     def update_keyword_postings(self) -> dict[str, int]:
-        """Bring the postings up to date with the papers added or changed since: {added,
-        changed}. StoreError if none are built."""
+        """Bring the postings up to date: {added, changed}; StoreError if none are built."""
         return self._postings.update_tail()
 
     def filtered_pks(self, filters: SearchFilters | None) -> set[int]:
@@ -132,8 +128,7 @@ class Search(Concern):
     # ------------------------------------------------------------- shared steps
     def _filter_sql(self, filters: SearchFilters | None, authors: bool = True
                     ) -> tuple[str, list[Any]]:
-        """SQL conditions on live papers `p` that pass the filters (the authors too,
-        unless the caller matches them in the index)."""
+        """Conditions on live papers `p` passing the filters (authors too, unless in the index)."""
         clauses = ["p.duplicate_of IS NULL"]
         params: list[Any] = []
         if filters is None:

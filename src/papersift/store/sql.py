@@ -56,9 +56,8 @@ class Database:
             return work()
 
     def lock(self, key: str) -> None:
-        """Inside a write transaction: wait for, then hold until its end, the lock named
-        `key` (several processes count and write as one step). A backend whose write
-        transactions already exclude each other (SQLite's BEGIN IMMEDIATE) does nothing."""
+        """Inside a write transaction: hold the lock named `key` until its end (processes count and
+        write as one step); a no-op where writers exclude each other (SQLite's BEGIN IMMEDIATE)."""
 
     def lock_table(self, table: str, mode: str) -> None:
         """Lock `table` in `mode` (PostgreSQL's LOCK TABLE) until the transaction ends (SQLite: as lock)."""
@@ -192,9 +191,8 @@ _QUOTED = re.compile(r"('(?:[^']|'')*')")
 
 @lru_cache(maxsize=4096)
 def to_format(sql: str) -> str:
-    """`?` placeholders as psycopg's `%s`, a `?` inside quotes left alone, and every `%` as
-    `%%` (psycopg reads placeholders in quoted text too): queries are written once in the
-    `?` style and translated once per text."""
+    """`?` placeholders as psycopg's `%s` (not a `?` inside quotes) and every `%` as `%%` (psycopg
+    reads placeholders in quoted text too): queries are written once, translated once per text."""
     parts = _QUOTED.split(sql.replace("%", "%%"))
     for i in range(0, len(parts), 2):  # even parts lie outside quotes
         parts[i] = parts[i].replace("?", "%s")
@@ -202,8 +200,7 @@ def to_format(sql: str) -> str:
 
 
 class Concern:
-    """The queries of one portable concern over its store's Database (the concern's class is
-    its contract: store.contracts.CONCERNS)."""
+    """A portable concern's queries over its store's Database (its class is its contract)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -105,9 +105,7 @@ def row_digest(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:
 
 class Tables(Concern):
     """Every table's rows (TABLES; a row as the module says), in key order, for `papersift migrate`
-    to copy and compare. What differs goes through the Database: vectors travel as bytes (PostgreSQL
-    holds pgvector's), and what a backend keeps beside the rows follows a write (SQLite's keyword
-    index of new papers, PostgreSQL's sequences after ids written as given)."""
+    to copy and compare; what differs between backends goes through the Database."""
 
     def table_names(self) -> list[str]:
         """The tables a copy goes through, in order."""

@@ -29,10 +29,6 @@ def _topic_dict(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _blob(vector: np.ndarray | None) -> bytes | None:
-    return None if vector is None else np.asarray(vector, dtype="<f4").tobytes()
-
-
 def _vector(blob: bytes | None) -> np.ndarray | None:
     return None if blob is None else np.frombuffer(bytes(blob), dtype="<f4").copy()
 
@@ -47,11 +43,10 @@ def _monday(day: str) -> str | None:
 
 
 class Topics(Concern):
-    """A topic is a dict: id, slug, label (what readers see: the LLM's name if any, else the
-    key-phrase label), key_label, llm_label, key_phrases (list), section_id, section_slug,
-    section_label, is_other, size, created_build, retired_build. A build (papersift.topics) replaces
-    the topics in one transaction; topics keep their id and slug when the build says so, retired
-    ones keep their row (their slug stays reserved) and redirect to where their papers went."""
+    """A topic is a dict: id, slug, label (the LLM's name if any, else the key-phrase label),
+    key_label, llm_label, key_phrases (list), section_id, section_slug, section_label, is_other,
+    size, created_build, retired_build. A rebuild may keep a topic's id and slug; a retired one
+    keeps its row (its slug reserved) and redirects to where its papers went."""
 
     # ------------------------------------------------------------- stage reads
     def topic_texts(self, model: str) -> dict[str, tuple[str, str]]:
@@ -143,9 +138,11 @@ class Topics(Concern):
     def _write_topic(self, topic: Mapping[str, Any], section_ids: Mapping[Any, int],
                      build_id: int) -> int:
         """Update a topic that is kept, or insert a new one; returns its id."""
+        centroid = topic.get("centroid")
         values = (topic["label"], json.dumps(list(topic["key_phrases"]), ensure_ascii=False),
                   topic.get("llm_label"), section_ids.get(topic.get("section")),
-                  1 if topic.get("is_other") else 0, _blob(topic.get("centroid")))
+                  1 if topic.get("is_other") else 0,
+                  None if centroid is None else np.asarray(centroid, dtype="<f4").tobytes())
         if topic.get("id") is not None:
             topic_id = int(topic["id"])
             self.db.execute(

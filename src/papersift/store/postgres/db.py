@@ -91,8 +91,7 @@ def migrate(conn: psycopg.Connection[Any]) -> None:
 
 
 def _extension_schemas_on_path(conn: psycopg.Connection[Any]) -> None:
-    """Put the schemas of the extensions papersift uses on the search path (an administrator
-    may have installed them anywhere)."""
+    """Put the schemas of the extensions papersift uses (installed anywhere) on the search path."""
     found = [r[0] for r in conn.execute(
         "SELECT DISTINCT n.nspname FROM pg_extension e JOIN pg_namespace n"
         " ON n.oid = e.extnamespace WHERE e.extname IN ('vector', 'unaccent')"
@@ -163,8 +162,7 @@ def register_nul_free_text(conn: psycopg.Connection[Any]) -> None:
 # ------------------------------------------------------------ transactions
 @contextmanager
 def snapshot(conn: psycopg.Connection[Any]) -> Iterator[None]:
-    """Several reads that see one committed state: a REPEATABLE READ, READ ONLY transaction
-    (or the transaction already open)."""
+    """Several reads that see one committed state: REPEATABLE READ, READ ONLY (or the open one)."""
     if conn.info.transaction_status != TransactionStatus.IDLE:
         yield
         return
@@ -182,9 +180,8 @@ class PostgresDatabase(Database):
     """The dialect layer over the store's connection (`?` placeholders become `%s`), opened again
     when the server dropped it (issue 30: after a restart of PostgreSQL every page failed until
     papersift was restarted too). Before a statement outside a transaction, a connection that
-    failed, or whose socket holds a message nobody asked for (a shutdown's "terminating
-    connection"), is replaced (StoreUnavailable if no new one can be made). Inside a transaction it
-    is never swapped: a statement on a dropped one fails, and the transaction with it."""
+    failed, or whose socket holds what nobody asked for (a shutdown's "terminating connection"),
+    is replaced (StoreUnavailable if it cannot be); never inside one (the statement fails there)."""
 
     dialect = "postgresql"
     for_update = " FOR UPDATE"
@@ -273,8 +270,7 @@ class PostgresDatabase(Database):
 
     def insert_rows(self, table: str, columns: Sequence[str], types: Sequence[str],
                     rows: Sequence[Sequence[Any]], suffix: str = "") -> list[Sequence[Any]]:
-        """In one statement (one array per column: a round trip and a plan, not one per row);
-        what a RETURNING clause in `suffix` gives."""
+        """One statement (an array per column, not a round trip per row); what RETURNING gives."""
         names = ", ".join(columns)
         arrays = ", ".join(f"%s::{kind}[]" for kind in types)
         values = ([list(column) for column in zip(*rows, strict=True)] if rows
@@ -324,8 +320,7 @@ class PostgresDatabase(Database):
 
 
 def _dropped(conn: psycopg.Connection[Any]) -> bool:
-    """Whether an idle connection's socket holds something nobody asked for (a shutdown
-    notice, or its end): one select() call, no round trip."""
+    """Whether an idle connection's socket holds what nobody asked for (one select() call)."""
     try:
         ready, _, _ = select.select([conn.fileno()], [], [], 0)
     except (OSError, ValueError, psycopg.Error):

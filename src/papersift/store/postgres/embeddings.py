@@ -70,9 +70,8 @@ class Embeddings(embeddings.Embeddings):
         return True
 
     def build_vector_index(self, memory_mb: int, workers: int) -> float | None:
-        """CREATE INDEX over the stored vectors when the index is missing. The graph is built
-        in memory while it fits in `memory_mb` (pgvector slows down many times once it does
-        not), by the leader and `workers - 1` parallel workers."""
+        """CREATE INDEX if missing, by the leader and `workers - 1` parallel workers; the graph is
+        built in memory while it fits in `memory_mb` (pgvector slows down many times past it)."""
         if self._has_index():
             return None
         started = time.perf_counter()
@@ -92,10 +91,9 @@ class Embeddings(embeddings.Embeddings):
 
     def nearest_papers(self, model: str, vector: np.ndarray, k: int,
                        filters: SearchFilters | None = None) -> list[tuple[int, float]]:
-        """The HNSW index's nearest (half precision, cosine), kept if they pass the filters,
-        scored by the inner product of the stored full-precision vectors and sorted by it. A
-        filter that leaves at most FILTER_EXACT_MAX papers, or a dimension without an index,
-        is answered exactly; a wider one widens the walk in proportion to what it removes."""
+        """The HNSW index's nearest (half precision, cosine) that pass the filters, sorted by the
+        inner product of the full-precision vectors. A filter leaving at most FILTER_EXACT_MAX
+        papers, or an unindexed dimension, is answered exactly; a wider one widens the walk."""
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         if k <= 0:
             return []

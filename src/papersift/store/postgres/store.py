@@ -15,8 +15,7 @@ from papersift.store.postgres.search import Search
 
 class PostgresStore(SQLStore):
     """One PostgreSQL database (contract: store.contracts.Store); concerns share one connection.
-    `location` is the URL it was opened with (passwords included: helper processes open it
-    again; print it through redact_url)."""
+    `location` is its URL, password and all (helper processes open it): print it via redact_url."""
 
     db: PostgresDatabase
 

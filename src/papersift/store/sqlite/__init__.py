@@ -23,10 +23,9 @@ class SQLiteStore(SQLStore):
         super().__init__(SQLiteDatabase(self.conn, self.path), Papers, Search)
 
     def data_version(self) -> int:
-        """Moves when a commit changes what pages show (migration 0027's counter: a reader's
-        like does not move it). The counter is read again only after a commit of another
-        connection (PRAGMA data_version) or a change on this one (total_changes), so the page
-        cache's check costs what the pragma alone did."""
+        """Moves when a commit changes what pages show (migration 0027's counter: a reader's like
+        does not move it), read again only after a commit of another connection (PRAGMA
+        data_version) or a change on this one (total_changes): a check costs what the pragma did."""
         seen = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
         if seen != self._seen:
             try:

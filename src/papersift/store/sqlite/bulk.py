@@ -48,11 +48,10 @@ def build_deferred_indexes(conn: sqlite3.Connection) -> list[str]:
 
 @contextlib.contextmanager
 def held_lines(conn: sqlite3.Connection) -> Iterator[str]:
-    """Yields the name of a table of this connection's where the keys of lines read go
-    (Papers.current_lines), written to source_lines in key order when leaving: line keys are
-    hashes, and written batch by batch they land all over source_lines, whose pages every
-    commit then writes again (~6% of a bulk load's writer CPU). A killed load loses them,
-    which costs only speed: the next run parses those lines again."""
+    """Yields a temp table for the keys of lines read (Papers.current_lines), written to
+    source_lines in key order when leaving: line keys are hashes, and written batch by batch they
+    land all over source_lines, whose pages every commit writes again (~6% of a bulk load's
+    writer CPU). A killed load loses them, costing only speed: the next run parses them again."""
     conn.execute("DROP TABLE IF EXISTS temp.held_lines")
     conn.execute("CREATE TEMP TABLE held_lines"
                  "(line_key INTEGER PRIMARY KEY, paper_id TEXT, source TEXT, record_hash TEXT)")

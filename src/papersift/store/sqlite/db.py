@@ -29,15 +29,14 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA temp_store = MEMORY")
     if not readonly:
         # Only a new database takes it (a WAL database keeps its first page size). A bulk load's
         # writer needs ~10% less CPU than with 4 KiB pages (fewer splits, fewer pages to write).
         conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA cache_size = -65536")
-    conn.execute("PRAGMA temp_store = MEMORY")
-    if not readonly:
         migrate(conn)
     return conn
 

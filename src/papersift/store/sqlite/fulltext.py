@@ -129,8 +129,7 @@ class FulltextBuilder:
 
     def finish(self) -> tuple[int, int]:
         """After request_finish, wait for the helper to index every committed paper: (watermark,
-        last_seq). StoreError if it failed: the papers stay committed, and the store marked,
-        so that the next ingest builds the index again."""
+        last_seq). StoreError if it failed (the store stays marked: the next ingest builds it)."""
         again = "the papers are stored; run `papersift ingest` again to build the index"
         try:
             kind, payload = self._replies.recv()

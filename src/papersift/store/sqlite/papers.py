@@ -24,10 +24,9 @@ class Papers(papers.Papers):
 
     @contextlib.contextmanager
     def bulk_load(self, wanted: bool = True) -> Iterator[bool]:
-        """Into a store with no papers (if `wanted`), or to finish a load that was cut short:
-        the full-text index is built by a helper process from the rows the writer commits
-        (fulltext.py), and the indexes a load does not use at its end (bulk.py). Leaving by an
-        error (or being killed) leaves the store marked, so that the next ingest finishes them."""
+        """Into a store with no papers (if `wanted`), or to finish a load cut short (by an error or
+        a kill: the store stays marked): the full-text index, built by a helper process from the
+        rows the writer commits (fulltext.py), and the indexes a load does not use (bulk.py)."""
         if not bulk.defer_indexes(self.db.conn, wanted):
             yield False
             return

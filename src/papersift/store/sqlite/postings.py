@@ -38,8 +38,7 @@ _WRITE_BYTES = 64 << 20  # postings a build writes per transaction
 
 
 def averages(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(rows, tokens in all columns) of papers_fts, read from its averages record: the N and
-    the average length bm25() uses."""
+    """(rows, tokens) of papers_fts, from its averages record: the N and mean length bm25() uses."""
     row = conn.execute("SELECT block FROM papers_fts_data WHERE id = 1").fetchone()
     if row is None or not row[0]:
         return 0, 0

@@ -112,16 +112,14 @@ class Search(search.Search):
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
                      first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking, or None (no build, or a word that is not exactly one token:
-        FTS5 ranks then)."""
+        """The postings' ranking, or None for FTS5 (no build, or a word not exactly one token)."""
         found = self.index_tokens([t.text for t in terms])
         if any(len(t) != 1 for t in found):
             return None
         tokens = [t[0] for t in found]
 
         def statistics(lists: dict[str, Postings], after: int | None) -> tuple[list[float], float]:
-            # FTS5's N and average length; a token's papers are its lists' and, past
-            # `after`, those FTS5 holds.
+            # FTS5's N and mean length; a token's papers are its lists' (and FTS5's past `after`).
             rows, tokens_total = averages(self.conn)
             factors = []
             for tok, term in zip(tokens, terms, strict=True):
