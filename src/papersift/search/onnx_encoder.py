@@ -16,7 +16,7 @@ MAX_SEQ_LENGTH = 256
 MAX_TEXT_CHARS = MAX_SEQ_LENGTH * 101
 
 
-# Inputs up to this many tokens (rows x width), and single texts, run on one thread.
+# Inputs up to this many tokens (rows x width) run on one thread: search queries, not batches.
 SINGLE_THREAD_TOKENS = 128
 
 
@@ -83,13 +83,10 @@ class OnnxEncoder:
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            if ids.size <= SINGLE_THREAD_TOKENS or len(chunk) == 1:
+            if ids.size <= SINGLE_THREAD_TOKENS:
                 # A search query: one thread, and runs side by side (a session's run is
                 # thread-safe); splitting ~20 tokens over two threads costs ~30% more CPU
-                # for no gain in time, and CPU is what concurrent searches share. A long
-                # one (a pasted question, ~180 tokens) took 1.13x the time on one thread,
-                # and runs beside the keyword side (search/service.py), which two threads
-                # would slow.
+                # for no gain in time, and CPU is what concurrent searches share.
                 hidden = self._single_session().run(["last_hidden_state"], feed)[0]
             else:
                 with self._lock:  # one run at a time: the threads are sized for one
