@@ -101,33 +101,53 @@ def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
         corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The query's vector is computed on another thread, started before the keyword side is
-    planned: an embedder that waits for the keyword ranking to begin still answers (run one
+    planned, and the keyword candidates' vectors are read meanwhile: an embedder that waits
+    for the keyword ranking to begin, or for those vectors to be read, still answers (run one
     after the other, it would wait out its timeout)."""
-    ranking, seen = threading.Event(), {}
+    from papersift.search import neighbours
+
+    ranking, reading, seen = threading.Event(), threading.Event(), {}
     keyword_search = corpus.search.keyword_search
 
     def spied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         ranking.set()
         return keyword_search(*args, **kwargs)
 
+    def reader(vectors):  # noqa: ANN001, ANN202
+        def read(self, pks):  # noqa: ANN001, ANN202
+            seen.setdefault("read", []).append(list(pks))
+            reading.set()
+            return vectors(self, pks)
+        return read
+
     class Waiting:
         model_id, dim = local_embedder.model_id, local_embedder.dim
 
+        def __init__(self, event: threading.Event) -> None:
+            self.event = event
+
         def embed(self, texts: list[str]) -> np.ndarray:
             seen["thread"] = threading.current_thread()
-            seen["overlapped"] = ranking.wait(timeout=10)
+            seen["overlapped"] = self.event.wait(timeout=10)
             return local_embedder.embed(texts)
 
     monkeypatch.setattr(corpus.search, "keyword_search", spied)
-    results = search(corpus, search_settings, "learning from written feedback",
-                     embedder=Waiting())
-    assert seen["overlapped"] and seen["thread"] is not threading.current_thread()
-    assert ids(results)[0] == "2503.00001" and results.hits[0].semantic_score > 0
+    for kind in (neighbours.LocalNeighbours, neighbours.StoreNeighbours):
+        monkeypatch.setattr(kind, "vectors", reader(kind.vectors))
+    for event in (ranking, reading):
+        event.clear()
+        seen.clear()
+        results = search(corpus, search_settings, "learning from written feedback",
+                         embedder=Waiting(event))
+        assert seen["overlapped"] and seen["thread"] is not threading.current_thread()
+        assert ids(results)[0] == "2503.00001" and results.hits[0].semantic_score > 0
+        assert "2503.00001" in [corpus.search.search_rows(seen["read"][0])[pk]["id"]
+                                for pk in seen["read"][0]]  # the keyword side's, first
     # Keyword search alone computes no vector; a filters-only query neither.
     seen.clear()
-    search(corpus, search_settings, "feedback", mode="keyword", embedder=Waiting())
-    search(corpus, search_settings, "cat:cs.CL", embedder=Waiting())
-    assert not seen
+    search(corpus, search_settings, "feedback", mode="keyword", embedder=Waiting(ranking))
+    search(corpus, search_settings, "cat:cs.CL", embedder=Waiting(ranking))
+    assert "thread" not in seen
 
 
 @pytest.mark.slow

@@ -83,7 +83,8 @@ class VectorIndex:
 
     def vectors(self, pks: list[int]) -> tuple[list[int], np.ndarray]:
         """(pks present, their vectors)."""
-        present = [pk for pk in pks if pk in self._pk_set]
+        known = self._pk_set
+        present = [pk for pk in pks if pk in known]
         if not present:
             return [], np.zeros((0, self.dim), dtype=np.float32)
         return present, self._items(np.asarray(present, dtype=np.int64))

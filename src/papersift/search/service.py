@@ -227,6 +227,9 @@ def _rank(store: Store, plan: _Plan, mode: str, pool: int, fusion: FusionParams,
         results.notes.append("semantic search needs embeddings (`papersift embed`); keyword only")
         return kw_ranked, dict(kw_ranked), {}
     sem_ranked: list[tuple[int, float]] = []
+    # The fusion's keyword candidates' vectors, read while the query's is still computed.
+    kw_known = (index.vectors([pk for pk, _ in kw_ranked])
+                if kw_ranked and mode == "hybrid" and fusion.method != "rrf" else None)
     query_vector = None if vector is None else vector.result()
     if query_vector is not None:
         sem_ranked = index.search(query_vector, pool)
@@ -235,19 +238,25 @@ def _rank(store: Store, plan: _Plan, mode: str, pool: int, fusion: FusionParams,
 
     if fusion.method == "rrf":
         return plain_rrf(kw_ranked, sem_ranked), dict(kw_ranked), dict(sem_ranked)
-    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion)
+    return _hybrid(index, query_vector, kw_ranked, kw_all, sem_ranked, fusion, kw_known)
 
 
 def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
             kw_ranked: list[tuple[int, float]], kw_all: dict[int, float],
             sem_ranked: list[tuple[int, float]], fusion: FusionParams,
+            kw_known: tuple[list[int], np.ndarray] | None = None,
             ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     """Score fusion, then once more with the query vector moved toward the fused best: the
-    moved vector rescores the candidates already found (both sides' vectors read in one go),
-    not a second walk of the graph."""
+    moved vector rescores the candidates already found (their vectors: the keyword side's
+    `kw_known`, read before, and the semantic side's others), not a second walk of the graph."""
     kw_pks = [pk for pk, _ in kw_ranked]
     sem_first = dict(sem_ranked)
-    known = _Known(*index.vectors(list(dict.fromkeys([*kw_pks, *sem_first]))))
+    have, vectors = kw_known or (index.vectors(kw_pks) if kw_pks else ([], None))
+    ranked_kw = set(kw_pks)
+    others = [pk for pk in sem_first if pk not in ranked_kw]
+    more, more_vectors = index.vectors(others) if others else ([], None)
+    found = [m for m in (vectors, more_vectors) if m is not None and len(m)]
+    known = _Known(have + more, np.concatenate(found) if found else np.zeros((0, 0), np.float32))
     ranked, semantic = _fuse(known, query_vector, kw_pks, kw_all, sem_first,
                              fusion.keyword_weight)
     if query_vector is None or not fusion.feedback_docs or not ranked:
@@ -309,15 +318,18 @@ def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, fl
 
 def _semantic_start(store: Store, settings: Settings, embedder: Embedder | None,
                     filters: SearchFilters, text: str) -> _Semantic:
-    """The index semantic search walks and `text`'s vector, started (none to compute for an
-    index without vectors)."""
+    """`text`'s vector, started first (finding the index runs beside it), and the index
+    semantic search walks (the vector given up when it has none to walk)."""
     try:
-        index, embedder = _semantic_index(store, settings, embedder, filters)
+        embedder = embedder or default_embedder(settings)
+        vector = _embedding_soon(embedder, text)
+        index = open_neighbours(store, settings, embedder.model_id, filters)
     except EmbedderError as exc:
         return _Semantic(unavailable=f"semantic search is unavailable: {exc}")
     if index is None or index.count == 0:
+        vector.cancel()  # a store without vectors: nothing to compare it with
         return _Semantic(index)
-    return _Semantic(index, _embedding_soon(embedder, text))
+    return _Semantic(index, vector)
 
 
 # Query vectors are computed here, beside the keyword side (ONNX Runtime, on one thread for
@@ -335,12 +347,6 @@ def _embedding_soon(embedder: Embedder, text: str) -> Future[np.ndarray]:
                 max_workers=EMBEDDING_THREADS, thread_name_prefix="query-embedding"))
         pool = _embedding_pool[1]
     return pool.submit(lambda: embedder.embed([text])[0])
-
-
-def _semantic_index(store: Store, settings: Settings, embedder: Embedder | None,
-                    filters: SearchFilters | None = None) -> tuple[Neighbours | None, Embedder]:
-    embedder = embedder or default_embedder(settings)
-    return open_neighbours(store, settings, embedder.model_id, filters), embedder
 
 
 def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
@@ -369,7 +375,8 @@ def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int =
     pk = store.search.pk_of(paper_id)
     if pk is None or limit < 1:
         return []
-    index, embedder = _semantic_index(store, settings, embedder)
+    embedder = embedder or default_embedder(settings)
+    index = open_neighbours(store, settings, embedder.model_id)
     vector = store.embeddings.get_embedding(paper_id, embedder.model_id)
     if vector is None:
         paper = store.papers.get_paper(paper_id)
