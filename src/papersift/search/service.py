@@ -43,7 +43,7 @@ SNIPPET_WORDS = 40
 # papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
 # 98,752 arXiv papers; 0.7423 alone with 1,000 or 300 (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
-# Query vectors computed at once (each on one thread: see onnx_encoder.py); more wait.
+# Query vectors computed at once (a short query's on one thread: onnx_encoder.py); more wait.
 EMBEDDING_THREADS = 2
 
 
@@ -327,14 +327,13 @@ def _semantic_start(store: Store, settings: Settings, embedder: Embedder | None,
     except EmbedderError as exc:
         return _Semantic(unavailable=f"semantic search is unavailable: {exc}")
     if index is None or index.count == 0:
-        vector.cancel()  # a store without vectors: nothing to compare it with
+        vector.cancel()  # no vectors yet (a new store before `embed`): nothing to walk
         return _Semantic(index)
     return _Semantic(index, vector)
 
 
-# Query vectors are computed here, beside the keyword side (ONNX Runtime, on one thread for
-# a query, and HTTP let go of the GIL). Per process: a forked worker cannot use its parent's
-# threads.
+# Query vectors are computed here, beside the keyword side (ONNX Runtime and HTTP let go of
+# the GIL). Per process: a forked worker cannot use its parent's threads.
 _embedding_pool: tuple[int, ThreadPoolExecutor] | None = None
 _embedding_pool_lock = threading.Lock()
 
