@@ -336,8 +336,8 @@ def keywords(folder: Path, url: str | None, src: Path = SRC) -> None:
                    check=True, env=env)
 
 
-def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = SRC
-             ) -> tuple[Any, Any]:
+def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = SRC,
+             as_is: bool = False) -> tuple[Any, Any]:
     """((folder, url) of the store as the baseline serves it, the same for this version).
 
     The keywords stage of `papersift update` built the keyword postings from 50,000 papers
@@ -345,7 +345,11 @@ def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = S
     this version a copy with them. On PostgreSQL this version always gets a copy of the
     database (by template), and both serve from postings, the baseline's built by the
     baseline: a migration this version brings leaves the baseline's database as the baseline
-    knows it (an older papersift refuses a newer schema)."""
+    knows it (an older papersift refuses a newer schema). A store given `as_is` (--database-url:
+    the million-paper one) is searched by both as it is."""
+    if as_is:
+        keywords(folder, url)
+        return (folder, url), (folder, url)
     if url is None:
         if size is not None and size >= 50_000:
             keywords(folder, None)  # both versions serve from postings
@@ -372,8 +376,8 @@ def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = S
 
 
 def contenders(args: argparse.Namespace, folder: Path, url: str | None) -> list[Worker]:
-    (before_dir, before_url), (after_dir, after_url) = prepared(folder, url, args.size,
-                                                                Path(args.baseline or SRC))
+    (before_dir, before_url), (after_dir, after_url) = prepared(
+        folder, url, args.size, Path(args.baseline or SRC), as_is=bool(args.database_url))
     if args.baseline_postings and not url:  # a baseline that builds postings at every size
         before_dir, before_url = after_dir, after_url
     # The stock stack's own index files stay in the store's folder; on PostgreSQL this
