@@ -109,18 +109,10 @@ class Search(search.Search):
         commit. What a ranking just after needs comes along (KeywordPostings.read_ahead)."""
         return self._postings.read_ahead(list(tokens))[0] if tokens else {}
 
-    def _read_statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
-        """(papers holding each token, the store's size: its highest pk), in one round trip."""
-        rows = self.db.rows("SELECT lexeme, papers FROM lexicon WHERE lexeme = ANY(?)"
-                            " UNION ALL SELECT NULL, coalesce(max(pk), 0) FROM papers", (tokens,))
-        size = next(int(n) for lexeme, n in rows if lexeme is None)
-        found = {lexeme: int(n) for lexeme, n in rows if lexeme is not None}
-        return {token: found.get(token, 0) for token in tokens}, size
-
     def _statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
         """The tokens' paper counts and the store's size, as the plan or the ranking read them
         an instant ago (one round trip fewer, and of the ranking's snapshot), else read now."""
-        return self._postings.just_counted(tokens) or self._read_statistics(tokens)
+        return self._postings.just_counted(tokens) or self._postings.read_ahead(tokens)
 
     def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
         """{"prefix:" + prefix: papers holding a word of the prefix}, from the lexicon: the sum
