@@ -46,34 +46,42 @@ def rrf(rankings: Sequence[Sequence[int]], k: float = 60.0,
 def score_fusion(keyword: Mapping[int, float], semantic: Mapping[int, float],
                  keyword_weight: float, candidates: Iterable[int] | None = None,
                  ) -> list[tuple[int, float]]:
-    """alpha * bm25 / max bm25 + (1 - alpha) * min-max normalized cosine, over the union
-    (or over `candidates`, each looked up on both sides), best first, ties by pk.
+    """fused_scores over the union of both sides (or over `candidates`, each looked up on both
+    sides), best first, ties by pk. `keyword` holds the bm25 of every candidate that matches
+    the keywords (the others score 0), `semantic` the cosine of every candidate that has one."""
+    ids = np.asarray(sorted(set(keyword).union(semantic) if candidates is None
+                            else set(candidates)), dtype=np.int64)
+    pks = ids.tolist()
+    fused = fused_scores(np.asarray([keyword.get(pk, 0.0) for pk in pks], dtype=np.float64),
+                         np.asarray([semantic.get(pk, np.nan) for pk in pks], dtype=np.float64),
+                         keyword_weight)
+    order = best_first(ids, fused)
+    return list(zip(ids[order].tolist(), fused[order].tolist(), strict=True))
 
-    `keyword` holds bm25 (higher is better) of every candidate that matches the keywords (the
-    others score 0); `semantic` holds the cosine of every candidate. Dividing bm25 by its max keeps
-    its zero meaningful ("no keyword matched"), while cosines only matter relative to each other.
-    Plain floats: for the ~200 candidates of a query the same arithmetic as numpy's, without
-    building its arrays (which cost more than the sums).
+
+def fused_scores(keyword: np.ndarray, cosines: np.ndarray, keyword_weight: float) -> np.ndarray:
+    """alpha * bm25 / max bm25 + (1 - alpha) * min-max normalized cosine, per candidate.
+
+    `keyword`: each candidate's bm25 (0: no keyword matched); `cosines`: each one's cosine, NaN
+    where it has none (it scores 0 on that side). Dividing bm25 by its max keeps its zero
+    meaningful ("no keyword matched"), while cosines only matter relative to each other.
+    float64 throughout: the same sums, bit for bit, as the plain floats this replaced.
     """
-    ids = sorted(set(keyword).union(semantic) if candidates is None else set(candidates))
-    if not ids:
-        return []
-    kw = [keyword.get(pk, 0.0) for pk in ids]
-    top_kw = max(kw)  # the largest positive bm25, if any is
-    sem = [semantic.get(pk) for pk in ids]
-    cosines = [c for c in sem if c is not None]
-    low, high = (min(cosines), max(cosines)) if cosines else (0.0, 0.0)
+    top_kw = float(keyword.max()) if len(keyword) else 0.0  # the largest positive bm25, if any
+    kw_part = (np.where(keyword > 0, keyword / top_kw, 0.0) if top_kw > 0
+               else np.zeros(len(keyword)))
+    has = ~np.isnan(cosines)
+    present = cosines[has]
+    low, high = (float(present.min()), float(present.max())) if len(present) else (0.0, 0.0)
     span = high - low
-    other = 1.0 - keyword_weight
-    kw_part = [v / top_kw if v > 0 else 0.0 for v in kw] if top_kw > 0 else [0.0] * len(kw)
-    if span > 0:
-        sem_part = [0.0 if c is None else (c - low) / span for c in sem]
-    else:
-        sem_part = [0.0 if c is None else 1.0 for c in sem]
-    fused = [keyword_weight * k + other * c for k, c in zip(kw_part, sem_part, strict=True)]
-    # Best first; a stable sort keeps equal scores in pk order.
-    order = sorted(range(len(ids)), key=fused.__getitem__, reverse=True)
-    return [(ids[i], fused[i]) for i in order]
+    sem_part = (np.where(has, (cosines - low) / span, 0.0) if span > 0
+                else has.astype(np.float64))
+    return keyword_weight * kw_part + (1.0 - keyword_weight) * sem_part
+
+
+def best_first(ids: np.ndarray, fused: np.ndarray) -> np.ndarray:
+    """The order of the candidates by fused score, best first, equal scores by id."""
+    return np.lexsort((ids, -fused))
 
 
 def feedback_vector(query: np.ndarray, vectors: np.ndarray, fused: Sequence[float],
