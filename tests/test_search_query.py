@@ -236,6 +236,34 @@ def test_ascii_texts_are_marked_without_the_regex_exactly_where_it_marks() -> No
     assert Highlighter(["ıd"]).mark("an ID") == "an <mark>ID</mark>"
 
 
+def test_a_pages_texts_are_marked_together_as_each_alone() -> None:
+    """spans_each searches a page's titles and abstracts in one pass (joined): each text's
+    marks are the ones the whole pattern finds in that text's window alone, ASCII or not."""
+    import gzip
+    import itertools
+    import json
+    import random
+
+    from papersift.latex import readable
+    from papersift.search.highlight import WINDOW_CHARS, Highlighter, window
+
+    with gzip.open(shared_file("arxiv-2025-2026.jsonl.gz"), "rt") as handle:
+        records = [json.loads(line) for line in itertools.islice(handle, 400)]
+    # As hits show them: LaTeX rendered ("$\\alpha$" is "α"), so some are not ASCII.
+    texts = [readable(t) for r in records for t in (r["title"], r["abstract"])]
+    texts += ["", "graph", "naïve graph-graph", "graph " * (WINDOW_CHARS // 5), "é " * 50]
+    assert sum(not t.isascii() for t in texts) > 20
+    words = [w.strip(".,;:()") for t in texts[:300] for w in t.lower().split() if w.isascii()]
+    rng = random.Random(6)
+    for _ in range(200):
+        marker = Highlighter([rng.choice([w, w[:3], w[:3] + "i", w[:2]])
+                              for w in rng.sample(words, rng.randint(1, 8))])
+        page = rng.sample(texts, 20)
+        assert marker.spans_each(page) == [marker._pattern_spans(window(t)[0]) for t in page]
+    assert Highlighter([]).spans_each(["graph", ""]) == [[], []]
+    assert Highlighter(["ıd"]).spans_each(["an ID", "id"]) == [[(3, 5)], [(0, 2)]]
+
+
 def test_highlighter_marks_accented_and_plain_words_of_one_text_in_order() -> None:
     """A text with accents: its accented words are folded, its ASCII words matched as they
     are, and the marks come out in reading order, in the snippet's window too."""

@@ -128,3 +128,31 @@ def test_last_word_and_dangling_end_as_their_patterns() -> None:
         expected = dangling(stripped).rstrip(",;:–— ")
         expected = expected + "." if expected and expected[-1] not in ".!?" else expected
         assert compress.finish(value) == expected, value
+
+
+def test_missing_space_after_a_comma_as_its_pattern() -> None:
+    """The space put after , or ; between words ("models,which"), found with str.find, is
+    where the pattern puts it: on random strings of the characters that matter and on real
+    abstracts with their spaces after commas taken out."""
+    import gzip
+    import itertools
+    import json
+    import random
+    import re
+
+    from papersift import latex
+    from tests.conftest import shared_file
+
+    pattern = re.compile(r"([,;])(?<=[a-z]{2}[,;])(?=[A-Za-z]{2})")
+    rng = random.Random(7)
+    values = ["".join(rng.choice("ab,;Z é1") for _ in range(rng.randint(0, 12)))
+              for _ in range(20_000)]
+    with gzip.open(shared_file("arxiv-2025-2026.jsonl.gz"), "rt") as handle:
+        values += [json.loads(line)["abstract"].replace(", ", ",").replace("; ", ";")
+                   for line in itertools.islice(handle, 500)]
+    changed = 0
+    for value in values:
+        expected = pattern.sub(r"\1 ", value)
+        assert latex._missing_space(value) == expected, value
+        changed += expected != value
+    assert changed > 300

@@ -84,7 +84,6 @@ _RE_MISSING_SPACE_AFTER_STOP = re.compile(
     r"\.(?:(?<=[a-z]{3}\.)(?=[A-Z][a-z]|(?:A|I) [a-z]|\((?:[ivx]{1,4}|\d|[a-h])\)\s)|"
     r"(?<=[A-Za-z]{3}\.)(?=(?:The|They|Their|This|These|We|Our|It|Its|In|To|Finally|Moreover|"
     r"Furthermore|However|Experiments?|Results?|Extensive|Code)\b))")
-_RE_MISSING_SPACE = re.compile(r"([,;])(?<=[a-z]{2}[,;])(?=[A-Za-z]{2})")
 
 
 def _script(match: re.Match[str]) -> str:
@@ -197,20 +196,55 @@ def _tidy_spacing(s: str) -> str:
     # one space each, and str.replace (a C scan) does what a pattern opening with a class
     # does by trying every character: no space before , . ; : ! ? ) ] and none after ( [
     # (one at a time, left to right, as the pattern's matches; dropping a space makes no
-    # new pair of these).
+    # new pair of these). A pair is looked for only where its mark is: a character is found
+    # by memchr, a pair by a scan that stops at every space (~1.5 µs an abstract each).
     if " " in s:
         for mark in _CLOSING:
-            if " " + mark in s:
+            if mark in s and " " + mark in s:
                 s = s.replace(" " + mark, mark)
         for mark in _OPENING:
-            if mark + " " in s:
+            if mark in s and mark + " " in s:
                 s = s.replace(mark + " ", mark)
     # A space is missing after , or ; only where one is followed by something else.
-    if s.count(",") + s.count(";") > s.count(", ") + s.count("; ") + s.endswith((",", ";")):
-        s = _RE_MISSING_SPACE.sub(r"\1 ", s)
+    if _unspaced(s, ",") or _unspaced(s, ";"):
+        s = _missing_space(s)
     if "." in s:
         s = _RE_MISSING_SPACE_AFTER_STOP.sub(". ", s)
     return s  # no space at either end, none doubled: no whitespace but single spaces
+
+
+def _unspaced(s: str, mark: str) -> bool:
+    """Whether some `mark` of the text is followed by something but a space."""
+    count = s.count(mark)
+    return count > 0 and count > s.count(mark + " ") + s.endswith(mark)
+
+
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LETTERS = _LOWER | frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def _missing_space(s: str) -> str:
+    """A space after each , or ; between words ("models,which" -> "models, which"): two
+    lowercase letters before the mark, two ASCII letters after. Found with str.find: the
+    pattern ([,;])(?<=[a-z]{2}[,;])(?=[A-Za-z]{2}) opens with a class, so it is tried at
+    every character (~12 µs an abstract, this ~3)."""
+    at: list[int] = []
+    for mark in ",;":
+        i = s.find(mark, 2)
+        while i >= 0:
+            if (s[i - 2] in _LOWER and s[i - 1] in _LOWER and s[i + 1:i + 2] in _LETTERS
+                    and s[i + 2:i + 3] in _LETTERS):
+                at.append(i + 1)
+            i = s.find(mark, i + 1)
+    if not at:
+        return s
+    at.sort()
+    pieces, last = [], 0
+    for cut in at:
+        pieces.append(s[last:cut])
+        last = cut
+    pieces.append(s[last:])
+    return " ".join(pieces)
 
 
 _RE_SPACES = re.compile(r"\s+")

@@ -135,27 +135,53 @@ class Highlighter:
 
     def _spans(self, text: str) -> list[tuple[int, int]]:
         """(start, end) of each matching word, in order. A match is always a whole word."""
+        return self._spans_of([text])[0]
+
+    def spans_each(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """The matches in each text's window (window(text)'s text), for mark and snippet."""
+        return self._spans_of([window(text)[0] for text in texts])
+
+    def _spans_of(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        """_spans of each text. The texts are searched together, joined by line breaks (no
+        match crosses one): a page of hits' titles and abstracts asks str.find for each stem
+        once, not once a text (most of those calls find nothing; a third of a page's
+        highlighting, more for long questions)."""
         if not self._alternatives:
-            return []
-        if text.isascii():
-            if self._rules is not None:
-                return _ascii_spans(text, self._rules)
-            return [m.span() for m in self.pattern.finditer(text)]
+            return [[] for _ in texts]
+        if self._rules is None:
+            return [self._pattern_spans(text) for text in texts]
         # Words with accents or in other scripts are folded one by one (keeping the original
         # offsets); the plain ASCII words keep the matches of the ASCII rules, found in a copy
         # where every other character is a stand-in of its kind (a letter for a letter, a
         # space for the rest), so words keep their bounds and a match that takes one in is
         # dropped. The pattern's alternation tried at every character cost ~1 ms an abstract.
-        if self._rules is not None:
-            spans = [(start, end) for start, end in _ascii_spans(_ascii_copy(text), self._rules)
-                     if text[start:end].isascii()]
-            spans += [span for span in _non_ascii_words(text)
-                      if self._matches_word(fold(text[span[0]:span[1]]))]
-        else:
-            spans = [m.span() for m in self.pattern.finditer(text)
-                     if text[m.start():m.end()].isascii()]
-            spans += [span for span in _non_ascii_words(text)
-                      if self.pattern.fullmatch(fold(text[span[0]:span[1]]))]
+        copies = [text if text.isascii() else _ascii_copy(text) for text in texts]
+        found = _ascii_spans("\n".join(copies), self._rules)
+        each: list[list[tuple[int, int]]] = []
+        k = offset = 0
+        for text, copy in zip(texts, copies, strict=True):
+            end = offset + len(text)
+            spans: list[tuple[int, int]] = []
+            while k < len(found) and found[k][0] < end:
+                spans.append((found[k][0] - offset, found[k][1] - offset))
+                k += 1
+            offset = end + 1
+            if copy is not text:
+                spans = [(a, b) for a, b in spans if text[a:b].isascii()]
+                spans += [span for span in _non_ascii_words(text)
+                          if self._matches_word(fold(text[span[0]:span[1]]))]
+                spans.sort()
+            each.append(spans)
+        return each
+
+    def _pattern_spans(self, text: str) -> list[tuple[int, int]]:
+        """_spans by the whole pattern (a stem outside ASCII may match ASCII text)."""
+        if text.isascii():
+            return [m.span() for m in self.pattern.finditer(text)]
+        spans = [m.span() for m in self.pattern.finditer(text)
+                 if text[m.start():m.end()].isascii()]
+        spans += [span for span in _non_ascii_words(text)
+                  if self.pattern.fullmatch(fold(text[span[0]:span[1]]))]
         return sorted(spans)
 
     def mark(self, text: str, spans: list[tuple[int, int]] | None = None) -> str:
@@ -166,16 +192,19 @@ class Highlighter:
             spans = self._spans(text)
         return _marked(text, spans) + ("…" if cut else "")
 
-    def snippet(self, text: str, words: int = 40, spaced: bool = False) -> tuple[str, str]:
+    def snippet(self, text: str, words: int = 40, spaced: bool = False,
+                spans: list[tuple[int, int]] | None = None) -> tuple[str, str]:
         """(plain, html) of the `words`-word window with the most matches, with ellipses;
         only the text's first WINDOW_CHARS are searched for it. `spaced`: the text has one
-        space between words and none at either end (readable's), so need not be made so."""
+        space between words and none at either end (readable's), so need not be made so.
+        `spans`: the matches in a spaced text's window, when the caller has found them."""
         text, cut = window(text)
         if not self._alternatives:
             return self._lead(text, words, cut)
         # Whitespace collapsed: one space between words.
         collapsed = text if spaced else " ".join(text.split())
-        spans = self._spans(collapsed)  # found once: the window's marks are a slice of them
+        if spans is None or not spaced:
+            spans = self._spans(collapsed)  # found once: the window's marks are a slice of them
         if not spans:
             return self._lead(text, words, cut)
         text = collapsed

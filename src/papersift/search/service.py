@@ -101,7 +101,8 @@ class _Plan:
     filters: SearchFilters
     semantic: _Semantic
     keywords: KeywordPlan          # what the keyword side runs (its query None if nothing)
-    highlighter: Highlighter       # marks the words that match the query's terms
+    highlighter: Highlighter | None  # marks the words that match the query's terms (None:
+                                     # no snippets)
 
 
 def search(
@@ -126,7 +127,8 @@ def search(
     if offset > MAX_OFFSET:
         results.message = f"results stop after the first {MAX_OFFSET}; refine the query"
         return _finish(results, started)
-    plan = _plan(store, settings, query, (category, since, until, topic), mode, embedder)
+    plan = _plan(store, settings, query, (category, since, until, topic), mode, embedder,
+                 snippets)
     results.notes = list(plan.parsed.notes)
     pool = max(fusion.pool, offset + limit)
     try:
@@ -139,11 +141,10 @@ def search(
     page = ranked[offset:offset + limit]
     results.has_more = offset + limit < len(ranked)
     rows = store.search.search_rows([pk for pk, _ in page])
-    for pk, score in page:
-        row = rows.get(pk)
-        if row is not None:
-            results.hits.append(_hit(row, score, kw_scores.get(pk), sem_scores.get(pk),
-                                     plan.highlighter if snippets else None))
+    found = [(rows[pk], score) for pk, score in page if pk in rows]
+    shown = _shown_each([row for row, _ in found], plan.highlighter)
+    results.hits = [_hit(one, score, kw_scores.get(row["pk"]), sem_scores.get(row["pk"]))
+                    for one, (row, score) in zip(shown, found, strict=True)]
     if not results.hits and results.message is None:
         results.message = "no papers match" + (" these filters" if not plan.filters.is_empty() else "")
     return _finish(results, started)
@@ -156,7 +157,7 @@ def _finish(results: SearchResults, started: float) -> SearchResults:
 
 def _plan(store: Store, settings: Settings, query: str,
           scope: tuple[str | None, str | None, str | None, str | None], mode: str,
-          embedder: Embedder | None) -> _Plan:
+          embedder: Embedder | None, snippets: bool = True) -> _Plan:
     """The parsed query and its filters (`scope`: category, since, until, topic), the
     semantic side started, then the keyword side planned: the query's vector is computed on
     another thread while this one plans and runs the keyword side, which mostly waits on the
@@ -172,7 +173,8 @@ def _plan(store: Store, settings: Settings, query: str,
     text = parsed.text.strip() if mode != "keyword" else ""
     semantic = _semantic_start(store, settings, embedder, filters, text) if text else _Semantic()
     keywords = plan_keywords(store.search, parsed, rank=mode != "semantic")
-    return _Plan(parsed, filters, semantic, keywords, Highlighter(keywords.stems))
+    return _Plan(parsed, filters, semantic, keywords,
+                 Highlighter(keywords.stems) if snippets else None)
 
 
 def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, float],
@@ -326,21 +328,43 @@ def _embedding_soon(embedder: Embedder, text: str) -> Future[np.ndarray]:
     return pool.submit(lambda: embedder.embed([text])[0])
 
 
-def _hit(row: dict[str, Any], score: float, kw: float | None, sem: float | None,
-         highlighter: Highlighter | None) -> SearchHit:
+@dataclass
+class _Shown:
+    """What a hit shows of its paper whatever its scores: the row, the title and the snippet
+    (highlighted, or escaped without a highlighter)."""
+
+    row: dict[str, Any]
+    title: str
+    title_html: str
+    snippet: str = ""
+    snippet_html: str = ""
+
+
+def _shown_each(rows: list[dict[str, Any]], highlighter: Highlighter | None) -> list[_Shown]:
+    """What hits show of these papers; the matches in all their titles and abstracts found
+    together (Highlighter.spans_each)."""
     # What a reader sees has its LaTeX rendered, as on every page: "$\\textit{x}$" is "x".
-    title = readable(row["title"])
+    titles = [readable(row["title"]) for row in rows]
     if highlighter is None:
-        snippet = snippet_html = ""
-        title_html = html.escape(title)
-    else:
-        snippet, snippet_html = highlighter.snippet(readable(row["abstract"]), SNIPPET_WORDS,
-                                                    spaced=True)  # readable: one-spaced
-        title_html = highlighter.mark(title)
+        return [_Shown(row, title, html.escape(title))
+                for row, title in zip(rows, titles, strict=True)]
+    abstracts = [readable(row["abstract"]) for row in rows]  # readable: one-spaced
+    spans = highlighter.spans_each(titles + abstracts)
+    shown = []
+    for i, row in enumerate(rows):
+        snippet, snippet_html = highlighter.snippet(abstracts[i], SNIPPET_WORDS, spaced=True,
+                                                    spans=spans[len(rows) + i])
+        shown.append(_Shown(row, titles[i], highlighter.mark(titles[i], spans[i]), snippet,
+                            snippet_html))
+    return shown
+
+
+def _hit(shown: _Shown, score: float, kw: float | None, sem: float | None) -> SearchHit:
+    row = shown.row
     return SearchHit(
-        paper_id=row["id"], title=title, title_html=title_html, snippet=snippet,
-        snippet_html=snippet_html, score=round(float(score), 6), authors=row["authors"],
-        primary_category=row["primary_category"], date=row["date"],
+        paper_id=row["id"], title=shown.title, title_html=shown.title_html,
+        snippet=shown.snippet, snippet_html=shown.snippet_html, score=round(float(score), 6),
+        authors=row["authors"], primary_category=row["primary_category"], date=row["date"],
         keyword_score=None if kw is None else round(float(kw), 4),
         semantic_score=None if sem is None else round(float(sem), 4),
     )
@@ -364,6 +388,8 @@ def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int =
         return []
     near = [(p, s) for p, s in index.search(vector, min(limit, MAX_LIMIT) + 1) if p != pk][:limit]
     rows = store.search.search_rows([p for p, _ in near])
-    return [_hit(rows[p], s, None, s, Highlighter([])) for p, s in near if p in rows]
+    found = [(rows[p], s) for p, s in near if p in rows]
+    shown = _shown_each([row for row, _ in found], Highlighter([]))
+    return [_hit(one, s, None, s) for one, (_, s) in zip(shown, found, strict=True)]
 
 
