@@ -96,6 +96,22 @@ def test_bad_input_in_hybrid_mode(corpus: Store, search_settings: Settings, loca
     assert corpus.papers.count_papers() == 5
 
 
+def test_hybrid_scores_a_paper_without_a_vector_by_its_words(corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    """A paper added after `embed` has no vector yet: hybrid search still finds it by its
+    words, with no cosine (its semantic part is 0), beside papers scored on both sides."""
+    add_records(corpus, [paper("2503.00006", "Advantage estimation in GRPO without a critic",
+                               "Group relative baselines replace the value network.",
+                               ["Ada Lovelace"], ["cs.LG"], "2026-03-01")])
+    results = search(corpus, search_settings, "GRPO advantage", embedder=local_embedder)
+    hits = {hit.paper_id: hit for hit in results.hits}
+    late, known = hits["2503.00006"], hits["2503.00004"]
+    assert late.semantic_score is None and late.keyword_score > 0
+    assert known.semantic_score is not None and known.keyword_score > 0
+    best = max(hit.keyword_score or 0.0 for hit in results.hits)
+    assert late.score == pytest.approx(0.4 * late.keyword_score / best, abs=1e-3)
+    assert all(hit.semantic_score is not None for hit in results.hits if hit is not late)
+
+
 @pytest.mark.slow
 def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
         corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811

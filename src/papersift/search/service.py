@@ -265,17 +265,25 @@ def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
     more, more_vectors = index.vectors(others) if others else ([], None)
     found = [m for m in (vectors, more_vectors) if m is not None and len(m)]
     known = np.concatenate(found) if found else None
-    row_of = {pk: i for i, pk in enumerate(have + more)}
-    pks = sorted(ranked_kw.union(sem_first))
+    # The candidates: the keyword side's, then the semantic side's others. Their order is
+    # the vectors' when every one has a vector (the rule): no lookup per candidate then.
+    pks = kw_pks + others
     ids = np.asarray(pks, dtype=np.int64)
-    rows = np.asarray([row_of.get(pk, -1) for pk in pks], dtype=np.int64)
-    keyword = np.asarray([kw_all.get(pk, 0.0) for pk in pks], dtype=np.float64)
-    cosines = np.asarray([sem_first.get(pk, np.nan) for pk in pks], dtype=np.float64)
+    if have == kw_pks and more == others:
+        rows = np.arange(len(pks), dtype=np.int64)
+    else:
+        row_of = {pk: i for i, pk in enumerate(have + more)}
+        rows = np.asarray([row_of.get(pk, -1) for pk in pks], dtype=np.int64)
+    keyword = np.asarray([score for _, score in kw_ranked]
+                         + [kw_all.get(pk, 0.0) for pk in others], dtype=np.float64)
+    cosines = np.asarray([sem_first.get(pk, np.nan) for pk in kw_pks]
+                         + [sem_first[pk] for pk in others], dtype=np.float64)
     with_vector = rows >= 0
     if query_vector is not None and known is not None:
         missing = np.isnan(cosines) & with_vector
         if missing.any():
             cosines[missing] = dot(known, query_vector)[rows[missing]]
+    # The order does not depend on the candidates': equal scores go by id (best_first).
     fused = fused_scores(keyword, cosines, fusion.keyword_weight)
     order = best_first(ids, fused)
     top = [i for i in order[:fusion.feedback_docs].tolist() if with_vector[i]]
@@ -288,7 +296,7 @@ def _hybrid(index: Neighbours, query_vector: np.ndarray | None,
         order = best_first(ids, fused)
     ranked = list(zip(ids[order].tolist(), fused[order].tolist(), strict=True))
     semantic = {pk: c for pk, c in zip(pks, cosines.tolist(), strict=True) if c == c}  # not NaN
-    return ranked, {pk: kw_all[pk] for pk, _ in ranked if pk in kw_all}, semantic
+    return ranked, kw_all, semantic  # kw_all: every candidate's bm25 that has one
 
 
 def plain_rrf(kw_ranked: list[tuple[int, float]], sem_ranked: list[tuple[int, float]],
