@@ -159,14 +159,14 @@ class Highlighter:
         found = _ascii_spans("\n".join(copies), self._rules)
         each: list[list[tuple[int, int]]] = []
         k = offset = 0
-        for text, copy in zip(texts, copies, strict=True):
+        for text in texts:
             end = offset + len(text)
             spans: list[tuple[int, int]] = []
             while k < len(found) and found[k][0] < end:
                 spans.append((found[k][0] - offset, found[k][1] - offset))
                 k += 1
             offset = end + 1
-            if copy is not text:
+            if not text.isascii():  # (isascii is a flag of the string: no scan)
                 spans = [(a, b) for a, b in spans if text[a:b].isascii()]
                 spans += [span for span in _non_ascii_words(text)
                           if self._matches_word(fold(text[span[0]:span[1]]))]
