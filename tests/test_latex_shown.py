@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from papersift.delivery.digest import _entry
 from papersift.latex import clean_latex, readable
 from papersift.search.highlight import Highlighter
-from papersift.search.service import _hit, _shown_each
+from papersift.search.service import _hits
 from papersift.summarize.text import clean_latex as summaries_cleaner
 from papersift.web.feeds import atom_feed
 from papersift.web.text import readable as pages_readable
@@ -32,11 +32,11 @@ def test_one_cleaner_everywhere() -> None:
 def test_search_titles_and_snippets_are_clean() -> None:
     row = {"id": "2601.00001", "title": TITLE, "abstract": ABSTRACT, "authors": "A. Author",
            "primary_category": "cs.LG", "date": "2026-01-05"}
-    hit = _hit(_shown_each([row], Highlighter(["learn"]))[0], 1.0, 1.0, None)
+    hit = _hits([(row, 1.0, 1.0, None)], Highlighter(["learn"]))[0]
     assert _no_latex(hit.title) and _no_latex(hit.snippet)
     assert "<mark>learning</mark>" in hit.snippet_html and "\\" not in hit.snippet_html
     assert "decision lists" in hit.snippet and "PAC" in hit.snippet
-    bare = _hit(_shown_each([row], None)[0], 1.0, 1.0, None)
+    bare = _hits([(row, 1.0, 1.0, None)], None)[0]
     assert bare.title == readable(TITLE)
 
 

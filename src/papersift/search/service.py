@@ -141,10 +141,8 @@ def search(
     page = ranked[offset:offset + limit]
     results.has_more = offset + limit < len(ranked)
     rows = store.search.search_rows([pk for pk, _ in page])
-    found = [(rows[pk], score) for pk, score in page if pk in rows]
-    shown = _shown_each([row for row, _ in found], plan.highlighter)
-    results.hits = [_hit(one, score, kw_scores.get(row["pk"]), sem_scores.get(row["pk"]))
-                    for one, (row, score) in zip(shown, found, strict=True)]
+    results.hits = _hits([(rows[pk], score, kw_scores.get(pk), sem_scores.get(pk))
+                          for pk, score in page if pk in rows], plan.highlighter)
     if not results.hits and results.message is None:
         results.message = "no papers match" + (" these filters" if not plan.filters.is_empty() else "")
     return _finish(results, started)
@@ -336,46 +334,31 @@ def _embedding_soon(embedder: Embedder, text: str) -> Future[np.ndarray]:
     return pool.submit(lambda: embedder.embed([text])[0])
 
 
-@dataclass
-class _Shown:
-    """What a hit shows of its paper whatever its scores: the row, the title and the snippet
-    (highlighted, or escaped without a highlighter)."""
-
-    row: dict[str, Any]
-    title: str
-    title_html: str
-    snippet: str = ""
-    snippet_html: str = ""
-
-
-def _shown_each(rows: list[dict[str, Any]], highlighter: Highlighter | None) -> list[_Shown]:
-    """What hits show of these papers; the matches in all their titles and abstracts found
-    together (Highlighter.spans_each)."""
+def _hits(found: list[tuple[dict[str, Any], float, float | None, float | None]],
+          highlighter: Highlighter | None) -> list[SearchHit]:
+    """A page's hits from (row, score, keyword score, semantic score); the matches in all
+    their titles and abstracts found together (Highlighter.spans_each). Without a
+    highlighter: no snippets, titles escaped."""
     # What a reader sees has its LaTeX rendered, as on every page: "$\\textit{x}$" is "x".
-    titles = [readable(row["title"]) for row in rows]
-    if highlighter is None:
-        return [_Shown(row, title, html.escape(title))
-                for row, title in zip(rows, titles, strict=True)]
-    abstracts = [readable(row["abstract"]) for row in rows]  # readable: one-spaced
-    spans = highlighter.spans_each(titles + abstracts)
-    shown = []
-    for i, row in enumerate(rows):
-        snippet, snippet_html = highlighter.snippet(abstracts[i], SNIPPET_WORDS, spaced=True,
-                                                    spans=spans[len(rows) + i])
-        shown.append(_Shown(row, titles[i], highlighter.mark(titles[i], spans[i]), snippet,
-                            snippet_html))
-    return shown
-
-
-def _hit(shown: _Shown, score: float, kw: float | None, sem: float | None) -> SearchHit:
-    row = shown.row
-    return SearchHit(
-        paper_id=row["id"], title=shown.title, title_html=shown.title_html,
-        snippet=shown.snippet, snippet_html=shown.snippet_html, score=round(float(score), 6),
-        authors=row["authors"], primary_category=row["primary_category"], date=row["date"],
-        keyword_score=None if kw is None else round(float(kw), 4),
-        semantic_score=None if sem is None else round(float(sem), 4),
-    )
+    titles = [readable(row["title"]) for row, *_ in found]
+    abstracts = [readable(row["abstract"]) for row, *_ in found] if highlighter else []
+    spans = highlighter.spans_each(titles + abstracts) if highlighter else []
+    hits = []
+    for i, (row, score, kw, sem) in enumerate(found):
+        snippet = snippet_html = ""
+        title_html = html.escape(titles[i])
+        if highlighter is not None:
+            snippet, snippet_html = highlighter.snippet(abstracts[i], SNIPPET_WORDS, spaced=True,
+                                                        spans=spans[len(found) + i])
+            title_html = highlighter.mark(titles[i], spans[i])
+        hits.append(SearchHit(
+            paper_id=row["id"], title=titles[i], title_html=title_html, snippet=snippet,
+            snippet_html=snippet_html, score=round(float(score), 6), authors=row["authors"],
+            primary_category=row["primary_category"], date=row["date"],
+            keyword_score=None if kw is None else round(float(kw), 4),
+            semantic_score=None if sem is None else round(float(sem), 4),
+        ))
+    return hits
 
 
 def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int = 10,
@@ -396,8 +379,6 @@ def similar_papers(store: Store, settings: Settings, paper_id: str, limit: int =
         return []
     near = [(p, s) for p, s in index.search(vector, min(limit, MAX_LIMIT) + 1) if p != pk][:limit]
     rows = store.search.search_rows([p for p, _ in near])
-    found = [(rows[p], s) for p, s in near if p in rows]
-    shown = _shown_each([row for row, _ in found], Highlighter([]))
-    return [_hit(one, s, None, s) for one, (_, s) in zip(shown, found, strict=True)]
+    return _hits([(rows[p], s, None, s) for p, s in near if p in rows], Highlighter([]))
 
 
