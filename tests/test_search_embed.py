@@ -178,3 +178,32 @@ def test_openai_embedder_gives_up_with_a_clear_error(settings: Settings) -> None
             embedder.embed(["a text"])
     with pytest.raises(EmbedderError, match="embed_url"):
         OpenAIEmbedder(settings.replace(embedder="openai", embed_url=""))
+
+
+def test_search_with_a_remote_embedder_that_is_down_answers_by_keywords(
+        store: Store, settings: Settings) -> None:
+    """An OpenAI-compatible embedder that fails on the query (500s, past the retries) costs
+    the search its semantic side, not the page: hybrid answers by its words and says why,
+    semantic says it cannot answer now; both recover when the server does."""
+    from papersift.search import search
+
+    with OpenAIServer() as server:
+        config = settings.replace(embedder="openai", embed_url=server.url, http_retries=1,
+                                  embed_model="text-embedding-test")
+        add_records(store, [paper("2502.00001", "Sparse reward shaping for agents",
+                                  "Agents learn from sparse rewards."),
+                            paper("2502.00002", "Protein folding with transformers",
+                                  "A transformer predicts protein structure.")])
+        Embed(embedder=OpenAIEmbedder(config)).run(store, config)
+        server.faults += [Fault(status=500)] * 4  # two tries of each of two searches
+        hybrid = search(store, config, "sparse rewards")
+        semantic = search(store, config, "sparse rewards", mode="semantic")
+        again = search(store, config, "sparse rewards")
+    assert [hit.paper_id for hit in hybrid.hits] == ["2502.00001"]
+    assert hybrid.message is None and hybrid.hits[0].semantic_score is None
+    assert any(note.startswith("semantic search is unavailable: ") and "500" in note
+               for note in hybrid.notes)
+    assert semantic.hits == [] and "unavailable" in semantic.message
+    # Back: both papers, each with its cosine (the test's vectors are hashes: any order).
+    assert all(hit.semantic_score is not None for hit in again.hits) and len(again.hits) == 2
+    assert not any("unavailable" in note for note in again.notes)

@@ -148,3 +148,21 @@ def test_the_comparison_finds_a_changed_row(tmp_path: Path, postgres_url: str) -
                 (PAPERS[0].id,))
         check = compare(source, target, "summaries")
         assert check.source_rows == check.target_rows and not check.same
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_rows_are_written_many_a_statement_and_a_stored_key_adds_nothing(
+        tmp_path: Path, postgres_url: str, backend: str) -> None:
+    """write_rows sends a batch in statements of many rows (here 7,000 rows of 5 columns: two
+    statements): a row whose key is stored already, or came earlier in the batch (in the
+    same statement or the one before), adds nothing and is not counted; the first one wins."""
+    rows = [(f"h{i:05d}", f"label {i}", "m", "2026-01-01", None) for i in range(7000)]
+    with open_store(tmp_path / "t.db" if backend == "sqlite" else postgres_url) as target:
+        assert target.tables.write_rows("topic_label_cache", rows[:10]) == 10
+        again = [(*rows[3][:1], "other", "m", "2026-01-02", None),  # stored before
+                 *rows[10:], (*rows[20][:1], "later", "m", "2026-01-03", None),  # in this batch
+                 (*rows[6500][:1], "later", "m", "2026-01-03", None)]  # in its statement
+        assert target.tables.write_rows("topic_label_cache", again) == 6990
+        assert target.tables.count_rows("topic_label_cache") == 7000
+        stored = target.tables.read_rows("topic_label_cache", None, 10_000)
+    assert [row[:2] for row in stored] == [row[:2] for row in rows]

@@ -231,7 +231,14 @@ def _rank(store: Store, plan: _Plan, mode: str, pool: int, fusion: FusionParams,
     # The fusion's keyword candidates' vectors, read while the query's is still computed.
     kw_known = (index.vectors([pk for pk, _ in kw_ranked])
                 if kw_ranked and mode == "hybrid" and fusion.method != "rrf" else None)
-    query_vector = None if vector is None else vector.result()
+    try:
+        query_vector = None if vector is None else vector.result()
+    except EmbedderError as exc:  # a remote embedder that is down: keyword only, and why
+        results.notes.append(f"semantic search is unavailable: {exc}")
+        if mode == "semantic":
+            results.message = "semantic search is unavailable right now: try keyword search"
+            return [], {}, {}
+        return kw_ranked, dict(kw_ranked), {}
     if query_vector is not None:
         sem_ranked = index.search(query_vector, pool)
     if mode == "semantic":

@@ -96,11 +96,6 @@ class Database:
         pipeline mode); a backend in the same process as its database has nothing to save."""
         return nullcontext()
 
-    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
-        """Run `sql` (an INSERT, UPDATE or DELETE without RETURNING) once for each of `rows`:
-        how many rows each run changed, in order (one round trip where the backend can)."""
-        raise NotImplementedError
-
     # ------------------------ rows as they travel between backends (store.tables, migrate)
     def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
                     ) -> list[tuple[Any, ...]]:

@@ -17,6 +17,9 @@ import orjson
 
 from papersift.store.sql import Concern, marks
 
+# Parameters of one INSERT (SQLite takes at most 32,766, PostgreSQL 65,535).
+_PARAMETERS = 30_000
+
 
 @dataclass(frozen=True)
 class Table:
@@ -141,13 +144,27 @@ class Tables(Concern):
         spec = _spec(table)
         if not rows:
             return 0
+        params = self.db.copy_params(rows, spec.vector_indexes)
+        per = max(1, _PARAMETERS // len(spec.columns))
+        stored: set[tuple[Any, ...]] = set()
         with self.db.transaction():
-            # Row by row: one whose key is stored (or came earlier in the batch) adds nothing.
-            changed = self.db.changed_each(
-                f"INSERT INTO {spec.name} ({', '.join(spec.columns)})"
-                f" VALUES ({marks(spec.columns)}) ON CONFLICT DO NOTHING",
-                self.db.copy_params(rows, spec.vector_indexes))
-            added = [row for row, n in zip(rows, changed, strict=True) if n]
+            # Many rows a statement: PostgreSQL's statement triggers (the lexicon's counts) run
+            # once a batch, not once a row (`migrate --to` PostgreSQL went at ~50 papers/s).
+            for start in range(0, len(params), per):
+                chunk = params[start:start + per]
+                stored.update(map(tuple, self.db.rows(
+                    f"INSERT INTO {spec.name} ({', '.join(spec.columns)}) VALUES "
+                    + ", ".join([f"({marks(spec.columns)})"] * len(chunk))
+                    + f" ON CONFLICT DO NOTHING RETURNING {', '.join(spec.key)}",
+                    [value for row in chunk for value in row])))
+            # A row whose key was stored before, or came earlier in the batch, added nothing.
+            at = [spec.columns.index(k) for k in spec.key]
+            added = []
+            for row in rows:
+                key = tuple(row[i] for i in at)
+                if key in stored:
+                    stored.remove(key)  # the first row of its key: a later one added nothing
+                    added.append(row)
             self.db.rows_copied(spec.name, added, spec.key[0] if spec.numbered else None)
         return len(added)
 

@@ -285,17 +285,6 @@ class PostgresDatabase(Database):
     def pipeline(self) -> AbstractContextManager[Any]:
         return self.conn.pipeline()
 
-    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
-        # executemany sums the counts; what each run returns is kept apart (one round trip).
-        if not rows:
-            return []
-        with self.conn.cursor() as cursor:
-            cursor.executemany(to_format(f"{sql} RETURNING 1"), rows, returning=True)
-            found = [len(cursor.fetchall())]
-            while cursor.nextset():
-                found.append(len(cursor.fetchall()))
-        return found
-
     def copied_rows(self, sql: str, params: Sequence[Any], vectors: Sequence[int]
                     ) -> list[tuple[Any, ...]]:
         # Vectors come back as numpy arrays, read in binary (no text to parse).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -130,12 +130,6 @@ class SQLiteDatabase(Database):
 
     def indexed(self, table: str, index: str) -> str | None:
         return f"{table} INDEXED BY {index}"
-
-    def changed_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> list[int]:
-        # executemany sums the counts: one execute a row on one cursor (the statement is
-        # cached; a RETURNING clause would cost twice as much a row).
-        with closing(self.conn.cursor()) as cursor:
-            return [cursor.execute(sql, row).rowcount for row in rows]
 
     def rows_copied(self, table: str, rows: Sequence[Sequence[Any]], serial: str | None) -> None:
         if table == "papers" and rows:
