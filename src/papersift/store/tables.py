@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from papersift.store.sql import Concern, marks
+from papersift.store.sql import Concern, chunks, marks
 
 # Parameters of one INSERT (SQLite takes at most 32,766, PostgreSQL 65,535).
 _PARAMETERS = 30_000
@@ -150,8 +150,7 @@ class Tables(Concern):
         with self.db.transaction():
             # Many rows a statement: PostgreSQL's statement triggers (the lexicon's counts) run
             # once a batch, not once a row (`migrate --to` PostgreSQL went at ~50 papers/s).
-            for start in range(0, len(params), per):
-                chunk = params[start:start + per]
+            for chunk in chunks(params, per):
                 stored.update(map(tuple, self.db.rows(
                     f"INSERT INTO {spec.name} ({', '.join(spec.columns)}) VALUES "
                     + ", ".join([f"({marks(spec.columns)})"] * len(chunk))
