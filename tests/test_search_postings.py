@@ -213,6 +213,59 @@ def test_what_the_postings_cannot_rank_goes_to_fts5(twins: tuple[Store, Store, S
     assert min(pk for pk, _ in mine) >= own.search._newest_from(0.3)
 
 
+def built_lists_read(store: Store, monkeypatch: pytest.MonkeyPatch,
+                     tokens: list[str]) -> set[str]:
+    """The tokens whose build lists one ranking of them reads out of the database (SQLite
+    asks for them in its own statement, PostgreSQL's postings_read sends them along)."""
+    kept = store.search._postings  # type: ignore[attr-defined]
+    read: set[str] = set()
+    rank_state, list_rows = kept._rank_state, kept._list_rows
+
+    def state_read(*args: object) -> object:
+        found = rank_state(*args)
+        if found is not None and found[3] is not None:
+            read.update(row[0] for row in found[3][0])
+        return found
+
+    def rows_read(*args: object) -> object:
+        found = list_rows(*args)
+        read.update(row[0] for row in found[0])
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(kept, "_rank_state", state_read)
+        patch.setattr(kept, "_list_rows", rows_read)
+        assert kept.rank(tokens, WEIGHTS, 10, 0, lambda after: [],
+                         lambda lists, after: ([1.0] * len(tokens), 100.0))
+    return read
+
+
+@pytest.mark.slow
+def test_a_builds_lists_are_read_once_then_held_in_memory(
+        twins: tuple[Store, Store, Settings], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build never changes: its decoded lists are kept (up to BUILT_LISTS_BYTES), read
+    again only for a new build, and the rankings stay the index's own throughout."""
+    own, plain, settings = twins
+    Keywords().run(own, settings)
+    words = ["learn", "graph"]
+    assert built_lists_read(own, monkeypatch, words) == set(words)
+    assert built_lists_read(own, monkeypatch, words) == set()
+    assert built_lists_read(own, monkeypatch, [*words, "quantum"]) == {"quantum"}
+    assert assert_same_ranking(own, plain) >= 90
+    assert assert_same_ranking(own, plain) >= 90  # every list held now
+
+    assert Keywords(rebuild=True).run(own, settings).details["build"] == 2
+    assert built_lists_read(own, monkeypatch, words) == set(words)
+    # The memory's bound: the least recently used lists go (the previous build's first),
+    # and are read again when asked.
+    monkeypatch.setattr(postings, "BUILT_LISTS_BYTES", 20_000)
+    assert assert_same_ranking(own, plain) >= 90
+    assert 0 < postings._built_bytes <= 20_000
+    held = postings.built_lists_held(own.location, 2, words)
+    assert len(held) < len(words)
+    assert built_lists_read(own, monkeypatch, words) == set(words) - set(held)
+
+
 @pytest.mark.slow
 def test_a_killed_build_leaves_the_previous_postings_in_use(
         twins: tuple[Store, Store, Settings], tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from papersift.store.postings import (
     Progress,
     RankState,
     StoredPostings,
+    built_lists_held,
 )
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
@@ -39,8 +40,8 @@ _COUNTS = ("((least(cardinality(array_positions(u.weights, 'A')), 255) << 16)"
 _WRITE_ROWS = 5_000     # lexemes a build writes per transaction
 READ_AHEAD = 8_000      # postings a plan's read takes along (the planner ranks on as many)
 JUST_READ_SECONDS = 1.0  # how long what a plan read serves its ranking
-# The tokens' counts, the store's size, and the ranking's state and lists (migration 0017).
-_READ = "SELECT * FROM postings_read(%s::text[], %s, %s, %s, %s)"
+# The tokens' counts, the store's size, and the ranking's state and lists (migrations 0017, 0018).
+_READ = "SELECT * FROM postings_read(%s::text[], %s, %s, %s, %s, %s::text[])"
 
 
 class KeywordPostings(StoredPostings):
@@ -125,20 +126,23 @@ class KeywordPostings(StoredPostings):
                 and ahead[1].issuperset(tokens)):
             if ahead[2] is None:
                 return None
-            state, newest, duplicates, (built, tail) = ahead[2]
-            return state, newest, duplicates, tuple(  # type: ignore[return-value]
-                [row for row in rows if row[0] in ahead[1]] for rows in (built, tail))
+            state, newest, duplicates, (built, tail, held) = ahead[2]
+            built, tail = ([row for row in rows if row[0] in ahead[1]] for rows in (built, tail))
+            return state, newest, duplicates, (built, tail, held)
         return self._read(tokens, 2**62)[2]
 
     def _read(self, tokens: Sequence[str], most: int
               ) -> tuple[dict[str, int], int, RankState | None, set[str]]:
         """(counts, size, the ranking's state, the tokens left unlisted: those past the
         rarest `most` postings). One statement, one snapshot, no transaction; with the
-        build's lengths and changed papers when the caches lack this state's."""
+        build's lengths and changed papers when the caches lack this state's, and the build's
+        lists but those held in memory (if the build is still the one they are of)."""
         had = self._cached_for()
+        # Taken now, so that they stay whatever the memory lets go of before the ranking.
+        held = built_lists_held(self.db.location, had[0], tokens) if had[0] else {}
         with self.db.conn.cursor(binary=True) as cursor:
             found = cursor.execute(_READ, (list(tokens), most, had[0] or 0,
-                                           *(had[1] or (0, 0)))).fetchone()
+                                           *(had[1] or (0, 0)), list(held))).fetchone()
         read = dict(zip(found[0] or [], found[1] or [], strict=True))
         counts, size = {token: int(read.get(token, 0)) for token in tokens}, int(found[3])
         self._counted = (time.monotonic(), counts, size)
@@ -149,7 +153,10 @@ class KeywordPostings(StoredPostings):
         # array_agg gives NULL for no rows; each group's arrays come from one aggregate.
         built, tail = ([list(r) for r in zip(*(c or [] for c in group), strict=True)]
                        for group in (found[12:15], found[15:]))
-        return counts, size, (state, size, found[9], (built, tail)), set(found[2])
+        if state.build != had[0]:  # a new build: every list was read, none held is of it
+            held = {}
+        return (counts, size, (state, size, found[9], (built, tail, held)),
+                set(found[2]) - set(held))
 
     def _snapshot(self) -> AbstractContextManager[Any]:
         return nullcontext()  # none to open: _rank_state is one statement
