@@ -52,8 +52,8 @@ class KeywordPostings(StoredPostings):
     _counted: tuple[float, dict[str, int], int] | None = None  # the last read's counts, size
 
     def _unpack(self, counts: bytes) -> np.ndarray:
-        """Packed big-endian int32 counts as (n, 3) uint8: A, B, C (title, abstract, authors)."""
-        return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:]
+        """Packed big-endian int32 counts as (n, 3) uint8, copied: title, abstract, authors."""
+        return np.frombuffer(counts, dtype=np.uint8).reshape(-1, 4)[:, 1:].copy()
 
     def _packed(self, counts: list[Any]) -> bytes:
         return np.asarray(counts, dtype=">i4").tobytes()
