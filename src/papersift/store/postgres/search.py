@@ -185,10 +185,8 @@ class Search(search.Search):
             return ([w * max(1, int(t.weight)) for t, w in zip(kept, idfs, strict=True)],
                     self._average_length(size))
 
-        return self._postings.rank(
-            tokens, weights, limit, first,
-            lambda after: self._sql_ranking(query, weights, None, max(first, after + 1), limit),
-            statistics)
+        return self._postings.rank(tokens, weights, limit, first, lambda after: self._sql_ranking(
+            query, weights, None, max(first, after + 1), limit), statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
                      filters: SearchFilters | None, first: int, limit: int

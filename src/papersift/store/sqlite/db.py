@@ -14,6 +14,10 @@ from papersift.clock import utc_now
 from papersift.store.sql import Database, check_schema, read_migrations
 
 PAGE_SIZE = 8192  # bytes, for databases created from now on
+# A connection's page cache in KiB (the web server opens one per thread). The OS caches the
+# file's pages as well: 64 MB here put the serving process at 604 MB at 98,742 papers, 16 MB
+# at 553, with search, ingest and the keyword build as fast (docs/benchmarks.md, 2026-12-05).
+CACHE_KIB = 16_384
 
 migrations = partial(read_migrations, "papersift.store.sqlite.migrations")
 
@@ -29,7 +33,7 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA cache_size = -65536")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     conn.execute("PRAGMA temp_store = MEMORY")
     if not readonly:
         # Only a new database takes it (a WAL database keeps its first page size). A bulk load's

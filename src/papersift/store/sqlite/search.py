@@ -130,10 +130,8 @@ class Search(search.Search):
                 factors.append(idf(rows, docs) * max(1, term.weight))
             return factors, tokens_total / rows if rows else 0.0
 
-        return self._postings.rank(
-            tokens, weights, limit, first,
-            lambda after: self._ranked(fts_expression(query), weights, max(first, after + 1),
-                                       limit), statistics)
+        return self._postings.rank(tokens, weights, limit, first, lambda after: self._ranked(
+            fts_expression(query), weights, max(first, after + 1), limit), statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
                      filters: SearchFilters | None, first: int, limit: int
