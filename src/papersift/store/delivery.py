@@ -17,8 +17,7 @@ _DIGEST = ", ".join(BY_NAME["digests"].columns)
 
 
 def _digest(row: dict[str, Any]) -> dict[str, Any]:
-    row["papers"] = json.loads(row["papers"])
-    return row
+    return row | {"papers": json.loads(row["papers"])}
 
 
 class Delivery(Concern):

@@ -138,8 +138,7 @@ class Embeddings(Concern):
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         allowed = None if filters is None or filters.is_empty() else \
             self._search.filtered_pks(filters)
-        best_pks = np.zeros(0, dtype=np.int64)
-        best_scores = np.zeros(0, dtype=np.float32)
+        best_pks, best_scores = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         last = 0
         while k > 0:
             rows = self.db.rows(

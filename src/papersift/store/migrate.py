@@ -46,9 +46,8 @@ def check_target(source: Store, target: Store) -> None:
         raise MigrateError("the source and the target are the same store")
     for name in source.tables.table_names():
         last = target.tables.last_key(name)
-        if last is None:
-            continue
-        if target.tables.count_rows(name) != source.tables.count_rows(name, through=last):
+        if last is not None and (target.tables.count_rows(name)
+                                 != source.tables.count_rows(name, through=last)):
             raise MigrateError(
                 f"the target already holds other data (table {name}); migrate into an empty "
                 "database, or into the one an interrupted migrate of this store left")

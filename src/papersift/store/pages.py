@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from papersift.store.sql import Concern, Database
+from papersift.store.sql import Concern, grouped
 
 # Columns a listing shows; the abstract is cut to the first sentences in Python when needed.
 _LISTING = "p.id, p.title, p.abstract, p.authors_text, p.sort_date, p.announced, p.primary_category"
@@ -32,9 +32,7 @@ class Pages(Concern):
     lead_authors [{name, slug}] (first three), n_authors, summary (visible, or None) and
     topic ({slug, label, section_slug, section_label, section_position}, or None)."""
 
-    def __init__(self, db: Database) -> None:
-        super().__init__(db)
-        self._live_count: tuple[float, int] | None = None  # (when, live papers): see _page
+    _live_count: tuple[float, int] | None = None  # (when, live papers): see _page
 
     # ------------------------------------------------------------- decorate
     def _rows(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -44,13 +42,11 @@ class Pages(Concern):
             ids = [r["id"] for r in rows]
             if not ids:
                 return rows
-            lead: dict[str, list[dict[str, str]]] = {}
             among, params = self.db.any_of("paper_id", ids)  # no other table here has one
-            for pid, name, slug in self.db.rows(
-                    "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
-                    f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
-                    " ORDER BY pa.paper_id, pa.position", params):
-                lead.setdefault(pid, []).append({"name": name, "slug": slug})
+            lead = grouped((pid, {"name": name, "slug": slug}) for pid, name, slug in self.db.rows(
+                "SELECT pa.paper_id, a.name, a.slug FROM paper_authors pa"
+                f" JOIN authors a ON a.id = pa.author_id WHERE {among} AND pa.position < 3"
+                " ORDER BY pa.paper_id, pa.position", params))
             summaries = {r["paper_id"]: r for r in self.db.dicts(
                 "SELECT paper_id, tldr, blurb, writer, model, prompt_version, created_at"
                 f" FROM summaries WHERE hidden = 0 AND {among}", params)}
@@ -173,7 +169,6 @@ class Pages(Concern):
 
     # --------------------------------------------------------------- authors
     def find_author(self, slug: str) -> dict[str, Any] | None:
-        """{id, name, slug} of an author."""
         return self.db.one("SELECT id, name, slug FROM authors WHERE slug = ?", (slug,))
 
     def author_papers_page(self, author_id: int, limit: int, offset: int

@@ -11,22 +11,18 @@ from papersift.clock import utc_now
 from papersift.records.merge import merge, source_kind
 from papersift.records.prepare import PreparedRecord, version_rows
 from papersift.store.merges import plan_links, refresh_keys
-from papersift.store.sql import Concern, dedupe_last, live_since
+from papersift.store.sql import Concern, dedupe_last, grouped, live_since
 from papersift.store.tables import BY_NAME
 from papersift.store.values import StoreError, UpsertReport
 
 # Every column of papers that both backends hold (PostgreSQL adds its keyword vector).
 COLUMNS = BY_NAME["papers"].columns
 SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM papers"
-# The tables of papers and what hangs off them, each in a canonical order (Papers.dump).
-DUMPED = {
-    "papers": f"{SELECT} ORDER BY id",
-    "paper_versions": "SELECT * FROM paper_versions ORDER BY 1, 2",
-    "authors": "SELECT * FROM authors ORDER BY id",
-    "paper_authors": "SELECT * FROM paper_authors ORDER BY 1, 2",
-    "paper_categories": "SELECT * FROM paper_categories ORDER BY 1, 2",
-    "paper_sources": "SELECT * FROM paper_sources ORDER BY 1, 2",
-}
+# The tables of papers and what hangs off them, each in a canonical order (Papers.dump): papers
+# by id, the others by their first two columns (for authors, the id alone is unique).
+DUMPED = {"papers": f"{SELECT} ORDER BY id"} | {
+    name: f"SELECT * FROM {name} ORDER BY 1, 2"
+    for name in ("paper_versions", "authors", "paper_authors", "paper_categories", "paper_sources")}
 
 
 class Papers(Concern):
@@ -228,13 +224,12 @@ class Papers(Concern):
                 return None
             paper.pop("pk")
             paper["links"] = json.loads(paper["links"])
-            paper["authors"] = [{"name": name, "slug": slug} for name, slug in self.db.rows(
+            paper["authors"] = self.db.dicts(
                 "SELECT a.name, a.slug FROM paper_authors pa JOIN authors a ON a.id = pa.author_id"
-                " WHERE pa.paper_id = ? ORDER BY pa.position", (paper_id,))]
+                " WHERE pa.paper_id = ? ORDER BY pa.position", (paper_id,))
             paper["categories"] = self._categories_of([paper_id]).get(paper_id, [])
-            paper["versions"] = [{"version": v, "date": d} for v, d in self.db.rows(
-                "SELECT version, date FROM paper_versions WHERE paper_id = ? ORDER BY version",
-                (paper_id,))]
+            paper["versions"] = self.db.dicts("SELECT version, date FROM paper_versions"
+                                              " WHERE paper_id = ? ORDER BY version", (paper_id,))
             paper["sources"] = {source: json.loads(extras) for source, extras in self.db.rows(
                 "SELECT source, extras FROM paper_sources WHERE paper_id = ? ORDER BY source",
                 (paper_id,))}
@@ -253,12 +248,8 @@ class Papers(Concern):
 
     def _categories_of(self, ids: Sequence[str]) -> dict[str, list[str]]:
         condition, params = self.db.any_of("paper_id", sorted(set(ids)))
-        found: dict[str, list[str]] = {}
-        for paper_id, category in self.db.rows(
-                f"SELECT paper_id, category FROM paper_categories WHERE {condition}"
-                " ORDER BY paper_id, position", params):
-            found.setdefault(paper_id, []).append(category)
-        return found
+        return grouped(self.db.rows(f"SELECT paper_id, category FROM paper_categories"
+                                    f" WHERE {condition} ORDER BY paper_id, position", params))
 
     def stats(self) -> dict[str, Any]:
         """papers, distinct_papers, duplicates, authors, by_source, by_category, by_month
@@ -277,11 +268,9 @@ class Papers(Concern):
             by_month = dict(self.db.rows(
                 "SELECT coalesce(substr(sort_date, 1, 7), '?'), count(*) FROM papers"
                 " WHERE duplicate_of IS NULL GROUP BY 1 ORDER BY 1"))
-        return {
-            "papers": total, "distinct_papers": total - duplicates, "duplicates": duplicates,
-            "authors": authors, **self._pending(),
-            "by_source": by_source, "by_category": by_category, "by_month": by_month,
-        }
+        return {"papers": total, "distinct_papers": total - duplicates, "duplicates": duplicates,
+                "authors": authors, **self._pending(),
+                "by_source": by_source, "by_category": by_category, "by_month": by_month}
 
     def _pending(self) -> dict[str, Any]:
         """What a bulk load has still to build (a backend that defers nothing: nothing)."""
@@ -307,7 +296,6 @@ class Papers(Concern):
                                  f" AND {condition}", params))
 
     def primary_categories(self) -> dict[str, str | None]:
-        """{id: primary category} of live papers."""
         return dict(self.db.rows(
             "SELECT id, primary_category FROM papers WHERE duplicate_of IS NULL"))
 
@@ -385,10 +373,9 @@ class Papers(Concern):
             if original:
                 originals[item.id] = original
             else:  # later papers in this batch with the same DOI or title key link to this one
-                if doi:
-                    by_doi.setdefault(doi, item.id)
-                if key:
-                    by_key.setdefault(key, item.id)
+                for found, value in ((by_doi, doi), (by_key, key)):
+                    if value:
+                        found.setdefault(value, item.id)
         # Issue 35: records of other sources are matched (sources.matching), every link gets
         # its reason in the merges table, and an unmerged pair stays apart (store.merges).
         return plan_links(self.db, items, originals)

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, T
+from papersift.store.sql import Concern, T, grouped
 from papersift.store.values import KeywordQuery, StoreError, Term
 
 # FTS5's constants (sqlite/ext/fts5/fts5_aux.c), so that scores equal bm25()'s.
@@ -60,9 +60,8 @@ class Postings:
             return Postings.empty()
         if len(parts) == 1:
             return parts[0]
-        return Postings(np.concatenate([p.pks for p in parts]),
-                        np.concatenate([p.counts for p in parts]),
-                        np.concatenate([p.lengths for p in parts]))
+        return Postings(*(np.concatenate([getattr(p, name) for p in parts])
+                          for name in ("pks", "counts", "lengths")))
 
 
 def plain_terms(query: KeywordQuery) -> list[Term] | None:
@@ -306,9 +305,7 @@ class StoredPostings(Concern):
             _hold_built_list(location, state.build, term,
                              built_lists.setdefault(term, Postings.empty()))
         lists = {tok: built_lists[tok].without(changed) for tok in tokens}
-        tail: dict[str, list[tuple[int, Any, int]]] = {}
-        for term, pk, counts, length in tail_rows:
-            tail.setdefault(term, []).append((pk, counts, length))
+        tail = grouped((term, (pk, counts, length)) for term, pk, counts, length in tail_rows)
         for term, items in tail.items():
             lists[term] = Postings.join([lists[term], Postings(
                 np.asarray([pk for pk, _, _ in items], np.int64),

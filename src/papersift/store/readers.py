@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from papersift.clock import utc_now
-from papersift.store.sql import Concern, Database, live_since
+from papersift.store.sql import Concern, Database, grouped, live_since
 from papersift.store.values import StoreConflict
 
 _LISTED = "id, name, email, created_at, last_seen_at, signals_version"
@@ -100,7 +100,6 @@ class Readers(Concern):
         self.db.execute("DELETE FROM reader_sessions WHERE token_hash = ?", (token_hash,))
 
     def end_sessions(self, reader_id: int) -> int:
-        """End every session of a reader; returns how many."""
         return self.db.execute("DELETE FROM reader_sessions WHERE reader_id = ?", (reader_id,))
 
     # --------------------------------------------------- logins, invitations
@@ -221,11 +220,9 @@ class Readers(Concern):
             self._bump(reader_id)
 
     def remove_from_collection(self, reader_id: int, name: str, paper_id: str) -> bool:
-        collection = self._collection_id(reader_id, name)
-        if collection is None:
-            return False
-        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = ?"
-                            " AND paper_id = ?", (collection, paper_id)) > 0
+        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id ="
+                            " (SELECT id FROM collections WHERE reader_id = ? AND name = ?)"
+                            " AND paper_id = ?", (reader_id, name, paper_id)) > 0
 
     def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
         """{name, papers, created_at}, by name."""
@@ -237,10 +234,9 @@ class Readers(Concern):
     def collection_papers(self, reader_id: int, name: str) -> list[str] | None:
         """Paper ids of a collection, newest saved first; None if there is no such collection."""
         collection = self._collection_id(reader_id, name)
-        if collection is None:
-            return None
-        return self.db.column("SELECT paper_id FROM collection_papers WHERE collection_id = ?"
-                              " ORDER BY added_at DESC, paper_id", (collection,))
+        return None if collection is None else self.db.column(
+            "SELECT paper_id FROM collection_papers WHERE collection_id = ?"
+            " ORDER BY added_at DESC, paper_id", (collection,))
 
     # --------------------------------------------------------------- claims
     def add_claim(self, reader_id: int, author_slug: str) -> bool:
@@ -263,13 +259,10 @@ class Readers(Concern):
         if not paper_ids:
             return {}
         condition, params = self.db.any_of("cp.paper_id", list(dict.fromkeys(paper_ids)))
-        found: dict[str, list[str]] = {}
-        for row in self.db.dicts(
-                "SELECT cp.paper_id, c.name FROM collection_papers cp JOIN collections c"
-                f" ON c.id = cp.collection_id WHERE c.reader_id = ? AND {condition}"
-                " ORDER BY c.name", [reader_id, *params]):
-            found.setdefault(row["paper_id"], []).append(row["name"])
-        return found
+        return grouped(self.db.rows(
+            "SELECT cp.paper_id, c.name FROM collection_papers cp JOIN collections c"
+            f" ON c.id = cp.collection_id WHERE c.reader_id = ? AND {condition}"
+            " ORDER BY c.name", [reader_id, *params]))
 
     # ------------------------------------------------------------- feedback
     def add_feedback(self, reader_id: int, text: str) -> int:
@@ -345,8 +338,7 @@ class Readers(Concern):
                                   " AND sort_date < ?", (before,)))
         if not total or n <= 0:
             return []
-        ids = self.db.column(
+        return self.ranking_rows(ids=self.db.column(
             "SELECT id FROM (SELECT id, row_number() OVER (ORDER BY pk) AS k FROM papers"
             " WHERE duplicate_of IS NULL AND sort_date < ?) AS numbered WHERE k % ? = 0"
-            " ORDER BY k LIMIT ?", (before, max(1, total // n), n))
-        return self.ranking_rows(ids=ids)
+            " ORDER BY k LIMIT ?", (before, max(1, total // n), n)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 from importlib import resources
@@ -121,7 +121,6 @@ class Database:
         return found[0][0] if found else None
 
     def column(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        """The first column of every row."""
         return [row[0] for row in self.rows(sql, params)]
 
     def walk(self, sql: str, params: Sequence[Any], batch: int) -> Iterator[list[dict[str, Any]]]:
@@ -179,6 +178,14 @@ def dedupe_last(rows: Sequence[Sequence[Any]], key: Callable[[Sequence[Any]], An
     for row in rows:
         last[key(row)] = row
     return [last[k] for k in sorted(last)]
+
+
+def grouped(rows: Iterable[Sequence[Any]]) -> dict[Any, list[Any]]:
+    """{key: its values, in order} of (key, value) rows."""
+    found: dict[Any, list[Any]] = {}
+    for key, value in rows:
+        found.setdefault(key, []).append(value)
+    return found
 
 
 _QUOTED = re.compile(r"('(?:[^']|'')*')")

@@ -14,8 +14,6 @@ _COLUMNS = BY_NAME["summaries"].columns
 
 
 class Summaries(Concern):
-    """TL;DRs and blurbs with provenance, staleness and readers' flags."""
-
     def summary_states(self, since: str | None = None, batch: int = 1000
                        ) -> Iterable[dict[str, Any]]:
         """Live papers in pk order with what the summaries stage judges staleness by: id, title,
@@ -81,6 +79,4 @@ class Summaries(Concern):
 
 
 def _summary_dict(row: dict[str, Any]) -> dict[str, Any]:
-    row["flagged"] = bool(row["flagged"])
-    row["hidden"] = bool(row["hidden"])
-    return row
+    return row | {"flagged": bool(row["flagged"]), "hidden": bool(row["hidden"])}

@@ -67,8 +67,7 @@ TABLES: tuple[Table, ...] = (
     _t("topic_builds", "id created_at method params n_papers report"),
     _t("topic_redirects", "old_slug new_topic_id reason build_id", "old_slug"),
     _t("topic_label_cache", "input_hash label model created_at notes", "input_hash"),
-    _t("readers", "id name email password_hash created_at last_seen_at signals_version"
-       " link_key"),
+    _t("readers", "id name email password_hash created_at last_seen_at signals_version link_key"),
     _t("reader_sessions", "token_hash reader_id csrf_token created_at expires_at", "token_hash"),
     _t("invitations", "code_hash created_at expires_at used_by used_at", "code_hash"),
     _t("follows", "reader_id kind value created_at", "reader_id kind value"),
@@ -145,12 +144,11 @@ class Tables(Concern):
         if not rows:
             return 0
         params = self.db.copy_params(rows, spec.vector_indexes)
-        per = max(1, _PARAMETERS // len(spec.columns))
         stored: set[tuple[Any, ...]] = set()
         with self.db.transaction():
             # Many rows a statement: PostgreSQL's statement triggers (the lexicon's counts) run
             # once a batch, not once a row (`migrate --to` PostgreSQL went at ~50 papers/s).
-            for chunk in chunks(params, per):
+            for chunk in chunks(params, max(1, _PARAMETERS // len(spec.columns))):
                 stored.update(map(tuple, self.db.rows(
                     f"INSERT INTO {spec.name} ({', '.join(spec.columns)}) VALUES "
                     + ", ".join([f"({marks(spec.columns)})"] * len(chunk))

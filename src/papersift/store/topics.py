@@ -281,7 +281,6 @@ class Topics(Concern):
         return None
 
     def find_section(self, slug: str) -> dict[str, Any] | None:
-        """{id, slug, label} of a section."""
         return self.db.one("SELECT id, slug, label FROM sections WHERE slug = ?", (slug,))
 
     def paper_topic(self, paper_id: str) -> dict[str, Any] | None:

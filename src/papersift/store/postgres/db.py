@@ -278,8 +278,7 @@ class PostgresDatabase(Database):
         with self.answering():
             cursor = self.conn.execute(
                 f"INSERT INTO {table} ({names}) SELECT {names} FROM unnest({arrays})"
-                f" WITH ORDINALITY AS u({names}, row_number) ORDER BY row_number {suffix}",
-                values)
+                f" WITH ORDINALITY AS u({names}, row_number) ORDER BY row_number {suffix}", values)
             return cursor.fetchall() if cursor.description else []
 
     def pipeline(self) -> AbstractContextManager[Any]:

@@ -57,7 +57,6 @@ class Embeddings(embeddings.Embeddings):
 
     # -- nearest neighbours, from the HNSW index
     def indexes_vectors(self) -> bool:
-        """Yes: pgvector's HNSW index answers nearest_papers (the local index file is unused)."""
         return True
 
     def drop_vector_index(self) -> bool:
@@ -153,12 +152,11 @@ class Embeddings(embeddings.Embeddings):
     def _exact(self, model: str, query: np.ndarray, k: int, where: str,
                params: list[Any]) -> list[tuple[int, float]]:
         # By the full-precision product (in no index): a scan of the papers passing the filter.
-        rows = self.db.rows(
+        return _best_first(self.db.rows(
             "SELECT p.pk, -(e.vector <#> ?) AS score FROM embeddings e JOIN papers p"
             f" ON p.id = e.paper_id WHERE e.model = ? AND e.dim = ? AND {where}"
             " ORDER BY score DESC, p.pk LIMIT ?",
-            (query, model, int(query.shape[0]), *params, int(k)))
-        return _best_first(rows)
+            (query, model, int(query.shape[0]), *params, int(k))))
 
 
 def _best_first(rows: Sequence[tuple[Any, ...]]) -> list[tuple[int, float]]:

@@ -109,11 +109,6 @@ class Search(search.Search):
         commit. What a ranking just after needs comes along (KeywordPostings.read_ahead)."""
         return self._postings.read_ahead(list(tokens))[0] if tokens else {}
 
-    def _statistics(self, tokens: list[str]) -> tuple[dict[str, int], int]:
-        """The tokens' paper counts and the store's size, as the plan or the ranking read them
-        an instant ago (one round trip fewer, and of the ranking's snapshot), else read now."""
-        return self._postings.just_counted(tokens) or self._postings.read_ahead(tokens)
-
     def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
         """{"prefix:" + prefix: papers holding a word of the prefix}, from the lexicon: the sum
         of its words' paper counts (a paper with two of them counts twice), at most `size`.
@@ -149,8 +144,11 @@ class Search(search.Search):
         and the store's size (its highest pk), read in the same round trip as the counts."""
         tokens = iter(self.index_tokens([t.text for t in terms if not t.prefix]))
         keys = [[f"prefix:{t.text.lower()}"] if t.prefix else next(tokens) for t in terms]
-        counts, size = self._statistics(sorted({key for term, found in zip(terms, keys, strict=True)
-                                                if not term.prefix for key in found}))
+        words = sorted({key for term, found in zip(terms, keys, strict=True) if not term.prefix
+                        for key in found})
+        # The counts as the plan or the ranking read them an instant ago (one round trip fewer,
+        # and of the ranking's snapshot), else read now.
+        counts, size = self._postings.just_counted(words) or self._postings.read_ahead(words)
         counts |= self._prefix_counts([t.text.lower() for t in terms if t.prefix], size)
         return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
                 for found in keys], size

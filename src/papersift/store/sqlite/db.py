@@ -32,15 +32,13 @@ def connect(path: Path | str, readonly: bool = False) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
     conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    conn.execute("PRAGMA temp_store = MEMORY")
+    for pragma in ("busy_timeout = 30000", f"cache_size = -{CACHE_KIB}", "temp_store = MEMORY"):
+        conn.execute(f"PRAGMA {pragma}")
     if not readonly:
-        # Only a new database takes it (a WAL database keeps its first page size). A bulk load's
+        # Only a new database takes page_size (a WAL database keeps its first one). A bulk load's
         # writer needs ~10% less CPU than with 4 KiB pages (fewer splits, fewer pages to write).
-        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        for pragma in (f"page_size = {PAGE_SIZE}", "journal_mode = WAL", "synchronous = NORMAL"):
+            conn.execute(f"PRAGMA {pragma}")
         migrate(conn)
     return conn
 

@@ -69,17 +69,15 @@ def read_news(conn: sqlite3.Connection, store: str, watermark: int, last_seq: in
 
 def apply_news(conn: sqlite3.Connection, index: str, news: News) -> int:
     """Write what read_news found into the index in schema `index`; returns the rows indexed."""
+    insert = (f"INSERT INTO {index}.papers_fts(rowid, title, abstract, authors_text)"
+              " VALUES (?, ?, ?, ?)")
     for pk, *texts in news.changes:
         conn.execute(
             f"INSERT INTO {index}.papers_fts(papers_fts, rowid, title, abstract, authors_text)"
             " VALUES ('delete', ?, ?, ?, ?)", (pk, *texts[:3]))
         if texts[3] is not None:
-            conn.execute(
-                f"INSERT INTO {index}.papers_fts(rowid, title, abstract, authors_text)"
-                " VALUES (?, ?, ?, ?)", (pk, *texts[3:]))
-    conn.executemany(
-        f"INSERT INTO {index}.papers_fts(rowid, title, abstract, authors_text) VALUES (?,?,?,?)",
-        news.rows)
+            conn.execute(insert, (pk, *texts[3:]))
+    conn.executemany(insert, news.rows)
     return len(news.rows)
 
 
@@ -195,17 +193,15 @@ class ScratchIndex:
         scratch.unlink(missing_ok=True)
         self.conn = sqlite3.connect(scratch.resolve().as_uri(), isolation_level=None, uri=True)
         # A scratch file: if anything goes wrong it is thrown away and built again.
-        self.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-        self.conn.execute("PRAGMA journal_mode = OFF")
-        self.conn.execute("PRAGMA synchronous = OFF")
+        for pragma in (f"page_size = {PAGE_SIZE}", "journal_mode = OFF", "synchronous = OFF"):
+            self.conn.execute(f"PRAGMA {pragma}")
         self.conn.execute("ATTACH DATABASE ? AS store", (db_path.resolve().as_uri() + "?mode=ro",))
         self.conn.execute(self.conn.execute(
             "SELECT sql FROM store.sqlite_master WHERE name = 'papers_fts'").fetchone()[0])
-        for key, value in self.conn.execute(
-                f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks(_BUILD_SETTINGS)})",
-                _BUILD_SETTINGS).fetchall():
-            self.conn.execute(
-                "INSERT INTO papers_fts(papers_fts, rank) VALUES (?, ?)", (key, value))
+        settings = self.conn.execute(
+            f"SELECT k, v FROM store.papers_fts_config WHERE k IN ({marks(_BUILD_SETTINGS)})",
+            _BUILD_SETTINGS).fetchall()
+        self.conn.executemany("INSERT INTO papers_fts(papers_fts, rank) VALUES (?, ?)", settings)
         self.position = (0, 0)  # (watermark, last_seq): see read_news
 
     def catch_up(self) -> int:

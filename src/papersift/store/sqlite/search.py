@@ -10,6 +10,7 @@ from typing import Any
 
 from papersift.store import search
 from papersift.store.postings import Postings, idf
+from papersift.store.sql import grouped
 from papersift.store.sqlite.db import SQLiteDatabase
 from papersift.store.sqlite.postings import KeywordPostings, averages, fts5_tokens
 from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError, Term
@@ -23,8 +24,7 @@ _TOKENIZE_LOCK = threading.Lock()
 
 def fts_term(term: Term) -> str:
     """A Term as an FTS5 string (quoted, so no word is read as an operator or column)."""
-    quoted = '"' + term.text.replace('"', '""') + '"'
-    return quoted + ("*" if term.prefix else "")
+    return '"' + term.text.replace('"', '""') + '"' + ("*" if term.prefix else "")
 
 
 def fts_expression(query: KeywordQuery) -> str:
@@ -65,10 +65,8 @@ class Search(search.Search):
     def _tokenize(self, words: list[str]) -> list[list[str]]:
         with _TOKENIZE_LOCK:
             tokens = fts5_tokens(self.db, "query_tokens", ("word",), list(enumerate(words)))
-        found: list[list[str]] = [[] for _ in words]
-        for doc, _, term in tokens:
-            found[doc].append(term)
-        return found
+        found = grouped((doc, term) for doc, _, term in tokens)
+        return [found.get(doc, []) for doc in range(len(words))]
 
     def _vocabulary(self) -> None:
         """The index's terms as a table of this connection (fts5vocab)."""
@@ -99,10 +97,9 @@ class Search(search.Search):
         if not prefix or limit < 1:
             return {}
         self._vocabulary()
-        rows = self.db.rows(
+        return {str(term): int(doc) for term, doc in self.db.rows(
             "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
-            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))
-        return {str(term): int(doc) for term, doc in rows}
+            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))}
 
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         match = author_expression(authors)
@@ -154,11 +151,10 @@ class Search(search.Search):
     def _ranked(self, match: str, weights: Sequence[float], first: int, limit: int
                 ) -> list[tuple[int, float]]:
         # No join (authors are in the match): a join reads every matching row, abstract and all.
-        sql = ("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
-               " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
-               " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
-               " ORDER BY score DESC LIMIT ?")
-        return self._run(sql, [*weights, match, first, int(limit)])
+        return self._run("SELECT rowid, -bm25(papers_fts, ?, ?, ?) AS score FROM papers_fts"
+                         " WHERE papers_fts MATCH ? AND rowid >= ? AND rowid NOT IN"
+                         " (SELECT pk FROM papers WHERE duplicate_of IS NOT NULL)"
+                         " ORDER BY score DESC LIMIT ?", [*weights, match, first, int(limit)])
 
     def _run(self, sql: str, params: list[Any]) -> list[tuple[int, float]]:
         """(pk, score) rows of a ranking statement, its first three parameters the field weights."""
