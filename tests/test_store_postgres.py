@@ -288,24 +288,49 @@ def test_a_search_plan_reads_what_its_ranking_needs_in_the_same_statement(
     assert pg.search.keyword_search(query, weights) == first
     assert lexicon_reads() == 2  # used once: this ranking read them itself
 
-    # On the postings the ranking sends nothing after the plan's statement.
+    # On the postings the ranking sends nothing after the plan's statement (and the key it
+    # read first: whether the store moved since what memory holds was read).
     pg.search.build_keyword_postings()
     sent.clear()
     assert pg.search.term_doc_counts(tokens) == {"graph": 5, "lattic": 5}
     assert [pk for pk, _ in pg.search.keyword_search(query, weights)] == [pk for pk, _ in first]
-    assert len(sent) == 1 and "postings_read" in sent[0]
-    pg.search.keyword_search(query, weights)
-    # Used once: the next ranking reads its state, lists and counts itself, in one statement.
-    assert len(sent) == 2 and "postings_read" in sent[1]
+    assert len(sent) == 2 and "data_version" in sent[0] and "postings_read" in sent[1]
+    assert pg.search.keyword_search(query, weights) == first
+    # Used once: the next ranking asks again, but the store has not moved and its lists are
+    # held, so the key is all it reads.
+    assert len(sent) == 3 and "data_version" in sent[2]
 
     pg.search.term_doc_counts(tokens)
     pg.papers.upsert_papers([prepare_record(paper(n, "Graph theory", abstract="Nothing."))
                              for n in range(31, 51)])
     monkeypatch.setattr(pg_postings, "JUST_READ_SECONDS", 0.0)  # what the plan read is too old
+    sent.clear()
     after = pg.search.keyword_search(query, weights, limit=100)
+    assert "postings_read" in sent[1]  # the store moved: what memory held is read again
     assert len(after) == 25
     # "graph" is in 25 of 50 papers now: it weighs less than the plan's counts (5 of 30) said.
     assert dict(after)[first[0][0]] < dict(first)[first[0][0]]
+
+
+def test_what_a_ranking_remembers_follows_the_committed_store(pg: Store) -> None:
+    """A ranking's counts and state are kept under the store's data_version, build and tail
+    version, and used again only while those stay: never what a transaction saw before it
+    committed (data_version moves at the commit), so a rolled-back write leaves no trace."""
+    pg.papers.upsert_papers([prepare_record(paper(n, f"Graph lattices {n}" if n <= 5 else
+                                                  f"Sparse codes {n}", abstract="Nothing."))
+                             for n in range(1, 11)])
+    pg.search.build_keyword_postings()
+    query, weights = KeywordQuery([Term("graph")], "OR"), (2.0, 1.0, 0.5)
+    assert pg.search.term_doc_counts(["graph"]) == {"graph": 5}
+    first = pg.search.keyword_search(query, weights)
+    with pg.conn.transaction(force_rollback=True):
+        pg.conn.execute("UPDATE papers SET abstract = 'A graph.' WHERE id = %s", (paper(9).id,))
+        assert pg.search.term_doc_counts(["graph"]) == {"graph": 6}
+    assert pg.search.term_doc_counts(["graph"]) == {"graph": 5}
+    assert pg.search.keyword_search(query, weights) == first
+    pg.papers.upsert_papers([prepare_record(paper(11, "Graph codes", abstract="Nothing."))])
+    assert pg.search.term_doc_counts(["graph"]) == {"graph": 6}
+    assert len(pg.search.keyword_search(query, weights)) == 6
 
 
 def test_text_postgresql_cannot_hold_is_stored_without_it(pg: Store) -> None:
