@@ -351,7 +351,7 @@ def prepared(folder: Path, url: str | None, size: int | None, baseline: Path = S
         keywords(folder, url)
         return (folder, url), (folder, url)
     if url is None:
-        if size is not None and size >= 50_000:
+        if size is None or size >= 50_000:  # None: all 98,742
             keywords(folder, None)  # both versions serve from postings
             return (folder, None), (folder, None)
         after = folder.with_name(folder.name + "-after")
