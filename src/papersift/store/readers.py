@@ -220,9 +220,11 @@ class Readers(Concern):
             self._bump(reader_id)
 
     def remove_from_collection(self, reader_id: int, name: str, paper_id: str) -> bool:
-        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id ="
-                            " (SELECT id FROM collections WHERE reader_id = ? AND name = ?)"
-                            " AND paper_id = ?", (reader_id, name, paper_id)) > 0
+        collection = self._collection_id(reader_id, name)
+        if collection is None:
+            return False
+        return self._signal(reader_id, "DELETE FROM collection_papers WHERE collection_id = ?"
+                            " AND paper_id = ?", (collection, paper_id)) > 0
 
     def collections_of(self, reader_id: int) -> list[dict[str, Any]]:
         """{name, papers, created_at}, by name."""

@@ -28,6 +28,7 @@ from papersift.store.postings import (
     StoredPostings,
     built_lists_held,
 )
+from papersift.store.sql import grouped
 
 # A paper's length for bm25, as the SQL ranking takes it too: its text's bytes (FTS5 counts
 # tokens; bytes are proportional enough, and octet_length reads them from the value's
@@ -176,10 +177,8 @@ class KeywordPostings(StoredPostings):
         if key is not None and key[1:] == (state.build, state.tail_version):
             if not memo or memo[0] != key or len(memo[1]) > 50_000:
                 memo = _MEMO[self.db.location] = (key, {}, (state, size, found[9]))
-            rows: dict[str, list[Any]] = {token: [] for token in tokens}
-            for row in tail:
-                rows[row[0]].append(row)
-            memo[1].update((token, (read.get(token), rows[token])) for token in tokens)
+            rows = grouped((row[0], row) for row in tail)
+            memo[1].update((token, (read.get(token), rows.get(token, []))) for token in tokens)
         return (counts, size, (state, size, found[9], (built, tail, held)),
                 set(found[2]) - set(held))
 
