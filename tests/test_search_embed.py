@@ -112,6 +112,15 @@ def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
     assert encoder._single.get_session_options().intra_op_num_threads == 1
 
 
+def test_a_prepared_query_gives_the_vector_embed_gives(local_embedder: LocalEmbedder) -> None:
+    """Search tokenizes a query on its own thread and runs the model with `prepared`: the
+    vector is embed's to the bit, short (one-thread session) or long (the sized one)."""
+    long = " ".join(t for t, _ in real_abstracts(3)) * 4
+    for text in ("reward models", "   ", long):
+        run = local_embedder.prepared(text)
+        assert np.array_equal(run(), local_embedder.embed([text])[0])
+
+
 def test_quantize_off_uses_full_precision(model_root: Path) -> None:
     manifest = ensure_exported(DataDir(model_root), quantize=False)
     assert manifest["precision"] == "fp32"

@@ -116,16 +116,17 @@ def test_hybrid_scores_a_paper_without_a_vector_by_its_words(corpus: Store, sear
 def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
         corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The query's vector is computed on another thread, started before the keyword side is
-    planned, and the keyword candidates' vectors are read meanwhile: an embedder that waits
-    for the keyword ranking to begin, or for those vectors to be read, still answers (run one
-    after the other, it would wait out its timeout)."""
+    """The query's vector is computed on the searching thread while a helper thread ranks
+    the keywords and reads the keyword candidates' vectors: an embedder that waits for the
+    keyword ranking to begin, or for those vectors to be read, still answers (run one after
+    the other, it would wait out its timeout)."""
     from papersift.search import neighbours
 
     ranking, reading, seen = threading.Event(), threading.Event(), {}
     keyword_search = corpus.search.keyword_search
 
     def spied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        seen["ranked on"] = threading.current_thread()
         ranking.set()
         return keyword_search(*args, **kwargs)
 
@@ -155,13 +156,16 @@ def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
         seen.clear()
         results = search(corpus, search_settings, "learning from written feedback",
                          embedder=Waiting(event))
-        assert seen["overlapped"] and seen["thread"] is not threading.current_thread()
+        assert seen["overlapped"] and seen["thread"] is threading.current_thread()
+        assert seen["ranked on"] is not threading.current_thread()
         assert ids(results)[0] == "2503.00001" and results.hits[0].semantic_score > 0
         assert "2503.00001" in [corpus.search.search_rows(seen["read"][0])[pk]["id"]
                                 for pk in seen["read"][0]]  # the keyword side's, first
-    # Keyword search alone computes no vector; a filters-only query neither.
+    # Keyword search alone computes no vector, on the searching thread; a filters-only query
+    # neither.
     seen.clear()
     search(corpus, search_settings, "feedback", mode="keyword", embedder=Waiting(ranking))
+    assert seen["ranked on"] is threading.current_thread()
     search(corpus, search_settings, "cat:cs.CL", embedder=Waiting(ranking))
     assert "thread" not in seen
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import httpx
@@ -98,6 +98,10 @@ class LocalEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.encoder.encode(list(texts))
+
+    def prepared(self, text: str) -> Callable[[], np.ndarray]:
+        """embed([text])[0] in two steps: tokenized now, run by the call (OnnxEncoder.prepared)."""
+        return self.encoder.prepared(text)
 
 
 class SentenceTransformersEmbedder:

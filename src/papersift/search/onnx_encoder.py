@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,8 +68,7 @@ class OnnxEncoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        encodings = self.tokenizer.encode_batch(
-            [t[:MAX_TEXT_CHARS] if t.strip() else " " for t in texts])
+        encodings = self.tokenizer.encode_batch([_cut(t) for t in texts])
         # Batches of similar length waste little on padding.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.zeros((len(texts), 384), dtype=np.float32)
@@ -82,16 +81,34 @@ class OnnxEncoder:
                 n = len(encodings[i].ids)
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            if ids.size <= SINGLE_THREAD_TOKENS:
-                # A search query: one thread, and runs side by side (a session's run is
-                # thread-safe); splitting ~20 tokens over two threads costs ~30% more CPU
-                # for no gain in time, and CPU is what concurrent searches share.
-                hidden = self._single_session().run(["last_hidden_state"], feed)[0]
-            else:
-                with self._lock:  # one run at a time: the threads are sized for one
-                    hidden = self.session.run(["last_hidden_state"], feed)[0]
-            weights = mask[:, :, None].astype(np.float32)
-            pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            out[chunk] = pooled
+            out[chunk] = _pooled(self._run(ids, mask), mask)
         return normalize(out)
+
+    def prepared(self, text: str) -> Callable[[], np.ndarray]:
+        """`text` tokenized now; the call runs the model and gives what encode([text])[0]
+        gives. A search tokenizes on its own thread and runs the call on another: that one
+        then needs the interpreter only to begin the run (ONNX Runtime lets go of it)."""
+        ids = np.asarray([self.tokenizer.encode_batch([_cut(text)])[0].ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        return lambda: normalize(_pooled(self._run(ids, mask), mask))[0]
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The model's last hidden state for these token rows."""
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        if ids.size <= SINGLE_THREAD_TOKENS:
+            # A search query: one thread, and runs side by side (a session's run is
+            # thread-safe); splitting ~20 tokens over two threads costs ~30% more CPU
+            # for no gain in time, and CPU is what concurrent searches share.
+            return self._single_session().run(["last_hidden_state"], feed)[0]
+        with self._lock:  # one run at a time: the threads are sized for one
+            return self.session.run(["last_hidden_state"], feed)[0]
+
+
+def _cut(text: str) -> str:
+    return text[:MAX_TEXT_CHARS] if text.strip() else " "
+
+
+def _pooled(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The mean of each row's real tokens (mask 1)."""
+    weights = mask[:, :, None].astype(np.float32)
+    return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
