@@ -193,8 +193,8 @@ def _sides(store: Store, settings: Settings, parsed: ParsedQuery, mode: str, poo
     This way round, the thread that starts the search runs the model at once and is busy
     until the vector is there, by when the store's side is usually done: nothing waits on a
     thread woken from an idle core, which takes ~0.2 ms here (p95 over 1 ms between
-    processes). With the vector on the helper (up to 2026-12-06), the search waited twice
-    for that: hybrid titles at 30,000 papers p50 3.64 -> 3.20 ms, p95 5.11 -> 4.21.
+    processes). With the vector on a second thread (up to 2026-12-06), the search waited
+    twice for that; this way hybrid p50 is 9-15% lower (docs/benchmarks.md, 2026-12-06).
     The store is the helper's until its side is done: this thread does not touch it. (A
     store without vectors yet gets a vector it does not walk: rare, and cheaper than asking
     the store first on every search.)"""
