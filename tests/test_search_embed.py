@@ -113,8 +113,8 @@ def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
 
 
 def test_a_prepared_query_gives_the_vector_embed_gives(local_embedder: LocalEmbedder) -> None:
-    """Search tokenizes a query on its own thread and runs the model with `prepared`: the
-    vector is embed's to the bit, short (one-thread session) or long (the sized one)."""
+    """Search computes a query's vector with `prepared` (tokenized first, then the run): it
+    is embed's to the bit, short (the one-thread session) or long (the sized one)."""
     long = " ".join(t for t, _ in real_abstracts(3)) * 4
     for text in ("reward models", "   ", long):
         run = local_embedder.prepared(text)

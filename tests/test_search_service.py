@@ -161,13 +161,32 @@ def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
         assert ids(results)[0] == "2503.00001" and results.hits[0].semantic_score > 0
         assert "2503.00001" in [corpus.search.search_rows(seen["read"][0])[pk]["id"]
                                 for pk in seen["read"][0]]  # the keyword side's, first
-    # Keyword search alone computes no vector, on the searching thread; a filters-only query
-    # neither.
+    # Keyword search ranks on the searching thread and computes no vector; a filters-only
+    # query computes none either.
     seen.clear()
     search(corpus, search_settings, "feedback", mode="keyword", embedder=Waiting(ranking))
     assert seen["ranked on"] is threading.current_thread()
     search(corpus, search_settings, "cat:cs.CL", embedder=Waiting(ranking))
     assert "thread" not in seen
+
+
+def test_a_store_without_vectors_yet_answers_by_keywords_and_says_why(
+        store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
+    """Before `papersift embed`: hybrid search gives the keyword ranking with a note (the
+    query's vector, computed beside the store's side, is not walked), semantic search says
+    what to run, and both backends agree."""
+    add_records(store, [paper(pid, t, a, ["Ada Lovelace"], c, d) for pid, t, a, c, d in PAPERS])
+    hybrid = search(store, search_settings, "written feedback", embedder=local_embedder)
+    keyword = search(store, search_settings, "written feedback", mode="keyword",
+                     embedder=local_embedder)
+    assert ids(hybrid) == ids(keyword) == ["2503.00001"]
+    assert [h.score for h in hybrid.hits] == [h.score for h in keyword.hits]
+    assert hybrid.hits[0].semantic_score is None
+    assert "semantic search needs embeddings (`papersift embed`); keyword only" in hybrid.notes
+    semantic = search(store, search_settings, "written feedback", mode="semantic",
+                      embedder=local_embedder)
+    assert semantic.hits == [] and semantic.message == (
+        "semantic search needs embeddings: run `papersift embed`")
 
 
 @pytest.mark.slow

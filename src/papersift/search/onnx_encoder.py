@@ -86,8 +86,8 @@ class OnnxEncoder:
 
     def prepared(self, text: str) -> Callable[[], np.ndarray]:
         """`text` tokenized now; the call runs the model and gives what encode([text])[0]
-        gives. A search tokenizes on its own thread and runs the call on another: that one
-        then needs the interpreter only to begin the run (ONNX Runtime lets go of it)."""
+        gives. A search tokenizes before it hands its store work to a helper thread, so that
+        the call is the model's run alone, which lets go of the interpreter for the helper."""
         ids = np.asarray([self.tokenizer.encode_batch([_cut(text)])[0].ids], dtype=np.int64)
         mask = np.ones_like(ids)
         return lambda: normalize(_pooled(self._run(ids, mask), mask))[0]
