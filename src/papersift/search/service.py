@@ -45,9 +45,9 @@ SNIPPET_WORDS = 40
 # papers. SciFact's hybrid nDCG@10 with 1,000 / 300 / 100: 0.7238 / 0.7231 / 0.7209 among
 # 98,752 arXiv papers; 0.7423 alone with 1,000 or 300 (benchmarks/bench_search_scale.py).
 KEYWORD_SCORED = 300
-# Keyword sides run at once beside their searches' query vectors (their Python takes turns
-# on the GIL anyway); more wait.
-KEYWORD_THREADS = 4
+# Searches' store sides (_store_side) run at once beside their query vectors (their Python
+# takes turns on the GIL anyway); more wait.
+STORE_SIDE_THREADS = 4
 
 
 @dataclass
@@ -383,7 +383,7 @@ def _helpers() -> ThreadPoolExecutor:
     with _helper_pool_lock:
         if _helper_pool is None or _helper_pool[0] != os.getpid():
             _helper_pool = (os.getpid(), ThreadPoolExecutor(
-                max_workers=KEYWORD_THREADS, thread_name_prefix="search-keywords"))
+                max_workers=STORE_SIDE_THREADS, thread_name_prefix="search-store-side"))
         return _helper_pool[1]
 
 
