@@ -34,7 +34,7 @@ from papersift.search.keyword import (
 )
 from papersift.search.neighbours import Neighbours, open_neighbours
 from papersift.settings import Settings
-from papersift.store import SearchFilters, Store, StoreQueryError
+from papersift.store import Store, StoreQueryError
 
 MODES = ("keyword", "semantic", "hybrid")
 MAX_LIMIT = 100
@@ -99,8 +99,7 @@ class _Semantic:
 
 @dataclass
 class _Plan:
-    parsed: ParsedQuery
-    filters: SearchFilters
+    parsed: ParsedQuery            # with its filters (the scope's joined in: _parsed)
     keywords: KeywordPlan          # what the keyword side runs (its query None if nothing)
     highlighter: Highlighter | None  # marks the words that match the query's terms (None:
                                      # no snippets)
@@ -235,7 +234,7 @@ def _store_side(store: Store, settings: Settings, parsed: ParsedQuery, mode: str
     the index of its vectors, with, for the fusion, the vectors of the keyword side's best
     `pool`."""
     keywords = plan_keywords(store.search, parsed, rank=mode != "semantic")
-    plan = _Plan(parsed, parsed.filters, keywords,
+    plan = _Plan(parsed, keywords,
                  Highlighter(keywords.stems) if snippets else None)
     scored: list[tuple[int, float]] = []
     notes: list[str] = []
@@ -260,9 +259,10 @@ def _keyword_ranking(store: Store, plan: _Plan, weights: tuple[float, float, flo
     keywords = plan.keywords
     if keywords.query is None:
         return []
-    scored = store.search.keyword_search(keywords.query, weights, plan.filters, limit)
+    filters = plan.parsed.filters
+    scored = store.search.keyword_search(keywords.query, weights, filters, limit)
     if not scored and keywords.relaxed is not None:
-        scored = store.search.keyword_search(keywords.relaxed, weights, plan.filters, limit)
+        scored = store.search.keyword_search(keywords.relaxed, weights, filters, limit)
         if scored:
             notes.append("no paper has all of these words: papers with any of them")
     return scored
@@ -272,7 +272,7 @@ def _rank(store: Store, semantic: _Semantic, side: _StoreSide, mode: str, pool: 
           fusion: FusionParams, results: SearchResults,
           ) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
     plan = side.plan
-    filters = plan.filters
+    filters = plan.parsed.filters
     semantic_text = plan.parsed.text.strip() if mode != "keyword" else ""
     if not plan.parsed.terms and not semantic_text:
         if filters.is_empty():
