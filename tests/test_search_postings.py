@@ -75,10 +75,11 @@ def tolerance(store: Store) -> float:
 @functools.cache
 def query_texts() -> tuple[str, ...]:
     """Titles and abstracts of papers not in the stores (long ones repeat words, so weights
-    > 1 occur), and one-word queries."""
+    > 1 occur), one-word queries and prefixes (PostgreSQL's postings rank those too)."""
     return (*(r["title"] for r in real_rows(80, skip=5000)),
             *(r["abstract"][:600] for r in real_rows(20, skip=5100)),
-            "learning", "diffusion", "transformer", "graph", "quantum")
+            "learning", "diffusion", "transformer", "graph", "quantum", "diffus*", "transform*",
+            "quant*")
 
 
 def queries(store: Store) -> list[KeywordQuery]:
@@ -112,7 +113,7 @@ def ranking_statements(store: Store, monkeypatch: pytest.MonkeyPatch) -> list[st
         patch.setattr(psycopg.Cursor, "execute", lambda self, sql, *a, **k:
                       sent.append(str(sql)) or execute(self, sql, *a, **k))
         found = store.search._postings.rank(  # type: ignore[attr-defined]
-            ["learn", "graph"], WEIGHTS, 10, 0, lambda after: [],
+            [["learn"], ["graph"]], WEIGHTS, 10, 0, lambda after: [],
             lambda lists, after: ([1.0, 1.0], 100.0))
     assert found and len(found) == 10
     return sent
@@ -148,6 +149,11 @@ def test_postings_rank_as_fts5_through_builds_tails_and_new_papers(
         "built": False, "papers": 0, "tail": 0, "behind": plain.papers.count_papers()}
     assert assert_same_ranking(own, plain) >= 90
     assert len(ranked) >= 90
+    if own.location.startswith("postgresql"):  # a prefix ranks on its words' lists, summed
+        prefix = plan_keywords(plain.search, parse_query("quant*")).query
+        assert len(plain.search.prefix_terms("quant", 10)) > 1
+        before_prefix = len(ranked)
+        assert own.search.keyword_search(prefix, WEIGHTS) and len(ranked) == before_prefix + 1
     # The build keeps each paper's length, and so the average that ranking needs: reading it
     # from every paper cost each process's first query 0.74 s at a million on PostgreSQL.
     assert own.search._postings.average_length() == pytest.approx(average_length(plain))
@@ -198,7 +204,7 @@ def test_what_the_postings_cannot_rank_goes_to_fts5(twins: tuple[Store, Store, S
                                                     ) -> None:
     own, plain, settings = twins
     Keywords().run(own, settings)
-    for text in ['"language model"', "diffus*", "graph NOT neural", "reinforcement AND reward",
+    for text in ['"language model"', "diffus* model*", "graph NOT neural", "reinforcement AND reward",
                  "x²-divergence"]:
         query = plan_keywords(plain.search, parse_query(text)).query
         same(own.search.keyword_search(query, WEIGHTS, None, 20),
@@ -236,7 +242,7 @@ def built_lists_read(store: Store, monkeypatch: pytest.MonkeyPatch,
     with monkeypatch.context() as patch:
         patch.setattr(kept, "_rank_state", state_read)
         patch.setattr(kept, "_list_rows", rows_read)
-        assert kept.rank(tokens, WEIGHTS, 10, 0, lambda after: [],
+        assert kept.rank([[token] for token in tokens], WEIGHTS, 10, 0, lambda after: [],
                          lambda lists, after: ([1.0] * len(tokens), 100.0))
     return read
 
@@ -331,6 +337,11 @@ def test_bm25_of_lists_follows_fts5s_formula() -> None:
 
     assert pks.tolist() == [3, 7]
     assert scores == pytest.approx([2.0 * part(4.0, 100), 2.0 * part(1.5, 50) + 1.5 * part(4.0, 50)])
+    # A prefix's words: each paper once, its counts summed before the saturation.
+    both = Postings.join([first, second], summed=True)
+    assert both.pks.tolist() == [3, 7] and both.counts.tolist() == [[1, 2, 0], [2, 1, 1]]
+    assert both.lengths.tolist() == [100, 50]
+    assert Postings.join([first, second]).pks.tolist() == [3, 7, 7]  # a tail's: as they come
     assert idf(1000, 10) == pytest.approx(np.log(990.5 / 10.5))
     assert idf(1000, 600) == 1e-6  # in most papers: FTS5's floor
     assert best_first(np.array([5, 4, 9]), np.array([1.0, 2.0, 2.0]), 2).tolist() == [1, 2]

@@ -33,10 +33,6 @@ class Postings:
     counts: np.ndarray
     lengths: np.ndarray
 
-    @classmethod
-    def empty(cls) -> Postings:
-        return cls(np.zeros(0, np.int64), np.zeros((0, FIELDS), np.uint8), np.zeros(0, np.int64))
-
     def __len__(self) -> int:
         return len(self.pks)
 
@@ -45,30 +41,36 @@ class Postings:
 
     def without(self, pks: np.ndarray) -> Postings:
         """These postings but those of the papers in `pks` (sorted)."""
-        if not len(pks) or not len(self.pks):
-            return self
-        return self._kept(~np.isin(self.pks, pks, assume_unique=False))
+        return self if not len(pks) or not len(self.pks) else self._kept(~np.isin(self.pks, pks))
 
     def since(self, first: int) -> Postings:
         """The postings of papers with pk >= first."""
         return self if first <= 0 else self._kept(self.pks >= first)
 
     @staticmethod
-    def join(parts: Sequence[Postings]) -> Postings:
+    def join(parts: Sequence[Postings], summed: bool = False) -> Postings:
+        """These lists as one; `summed`: each paper once, its counts summed (a prefix's words)."""
         parts = [p for p in parts if len(p)]
-        if not parts:
-            return Postings.empty()
-        if len(parts) == 1:
-            return parts[0]
-        return Postings(*(np.concatenate([getattr(p, name) for p in parts])
-                          for name in ("pks", "counts", "lengths")))
+        if len(parts) < 2:
+            return parts[0] if parts else EMPTY
+        pks, counts, lengths = (np.concatenate([getattr(p, name) for p in parts])
+                                for name in ("pks", "counts", "lengths"))
+        if not summed:
+            return Postings(pks, counts, lengths)
+        order = np.argsort(pks, kind="stable")
+        starts = np.flatnonzero(np.diff(pks[order], prepend=-1))
+        summed_counts = np.add.reduceat(counts[order].astype(np.int64), starts)
+        return Postings(pks[order][starts], summed_counts, lengths[order][starts])
+
+
+EMPTY = Postings(np.zeros(0, np.int64), np.zeros((0, FIELDS), np.uint8), np.zeros(0, np.int64))
 
 
 def plain_terms(query: KeywordQuery) -> list[Term] | None:
-    """The query's words if the postings can rank it: an OR of plain words (one word alone may
-    be joined by AND); None for phrases, prefixes and written operators."""
+    """The query's words if the postings can rank it: an OR of words and prefixes (one alone
+    may be joined by AND); None for phrases and written operators."""
     terms = query.terms
-    if (not terms or len(terms) != len(query.items) or any(t.phrase or t.prefix for t in terms)
+    if (not terms or len(terms) != len(query.items) or any(t.phrase for t in terms)
             or (query.default_operator != "OR" and len(terms) > 1)):
         return None
     return terms
@@ -303,7 +305,7 @@ class StoredPostings(Concern):
                 built_lists[term] = Postings(ids, self._unpack(counts), lengths[ids])
         for term in unheld:  # a term the build lacks is remembered as lacking
             _hold_built_list(location, state.build, term,
-                             built_lists.setdefault(term, Postings.empty()))
+                             built_lists.setdefault(term, EMPTY))
         lists = {tok: built_lists[tok].without(changed) for tok in tokens}
         tail = grouped((term, (pk, counts, length)) for term, pk, counts, length in tail_rows)
         for term, items in tail.items():
@@ -336,12 +338,12 @@ class StoredPostings(Concern):
     def _snapshot(self) -> AbstractContextManager[Any]:
         return self.db.snapshot()  # for a ranking's reads: one committed state
 
-    def rank(self, tokens: Sequence[str], weights: Sequence[float], limit: int, first: int,
-             fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
-        """(pk, bm25) of the best live papers, best first, or None without a build: each
-        token's postings scored with the factors and average length of `statistics` (papers
-        past the tail's watermark `after` ranked by `fresh(after)`) and the field weights."""
-        words = sorted(set(tokens))
+    def rank(self, terms: Sequence[Sequence[str]], weights: Sequence[float], limit: int,
+             first: int, fresh: Fresh, statistics: Statistics) -> list[tuple[int, float]] | None:
+        """(pk, bm25) of the best live papers, best first, or None without a build: each term's
+        tokens' postings (summed: a prefix's words) scored with the factors and average length
+        of `statistics` (papers past the tail's watermark `after` ranked by `fresh(after)`)."""
+        words = sorted({word for tokens in terms for word in tokens})
         with self._snapshot():
             found = self._rank_state(words)
             if found is None:
@@ -351,8 +353,8 @@ class StoredPostings(Concern):
             after = state.tail_watermark if newest > state.tail_watermark else None
             ranked_fresh = [] if after is None else fresh(after)
             factors, average = statistics(lists, after)
-            pks, scores = bm25([(lists[tok].since(first), factor)
-                                for tok, factor in zip(tokens, factors, strict=True)],
+            joined = [Postings.join([lists[w] for w in tokens], summed=True) for tokens in terms]
+            pks, scores = bm25([(p.since(first), f) for p, f in zip(joined, factors, strict=True)],
                                weights, average)
             return self._best_live(pks, scores, ranked_fresh, limit, duplicates)
 
