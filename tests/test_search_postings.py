@@ -204,8 +204,8 @@ def test_what_the_postings_cannot_rank_goes_to_fts5(twins: tuple[Store, Store, S
                                                     ) -> None:
     own, plain, settings = twins
     Keywords().run(own, settings)
-    for text in ['"language model"', "diffus* model*", "graph NOT neural", "reinforcement AND reward",
-                 "x²-divergence"]:
+    for text in ['"language model"', "diffus* model*", "graph NOT neural",
+                 "reinforcement AND reward", "x²-divergence"]:
         query = plan_keywords(plain.search, parse_query(text)).query
         same(own.search.keyword_search(query, WEIGHTS, None, 20),
              plain.search.keyword_search(query, WEIGHTS, None, 20), text, tolerance(own))

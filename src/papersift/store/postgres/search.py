@@ -24,7 +24,7 @@ from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError,
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 _OPERATORS = ("AND", "OR", "NOT")
-PREFIX_MAX = 200  # the words a prefix ranked on the postings may stand for (MAX_EXPANSIONS)
+PREFIX_MAX = 201  # a prefix of this many words or more is ranked in SQL (the plan allows 200)
 # Per database: the index size // 2000 the papers' average length was read at, and the length.
 _LENGTHS: dict[str, tuple[int, float]] = {}
 
@@ -167,12 +167,12 @@ class Search(search.Search):
     # ------------------------------------------------------------- ranking
     def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
                      first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking, or None (no build, a word split in two, a prefix of over
-        PREFIX_MAX words). A stop word of the index's dictionary matches nothing either way."""
+        """The postings' ranking, or None (no build, a word split in two, a prefix of PREFIX_MAX
+        words or more). A stop word of the index's dictionary matches nothing either way."""
         kept, tokens = [], []
         for term, found in zip(terms, self.index_tokens([t.text for t in terms]), strict=True):
-            words = [*self.prefix_terms(found[0], PREFIX_MAX + 1)] if term.prefix and found else found
-            if len(found) > 1 or len(words) > PREFIX_MAX:
+            words = [*self.prefix_terms(found[0], PREFIX_MAX)] if term.prefix and found else found
+            if len(found) > 1 or len(words) >= PREFIX_MAX:
                 return None
             if words:
                 kept.append(term)
