@@ -170,6 +170,40 @@ def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
     assert "thread" not in seen
 
 
+@pytest.mark.slow
+def test_a_helper_not_started_by_the_time_the_vector_is_there_is_called_off(
+        corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every helper thread busy (as a core still waking from idle), the store's side is
+    not waited for: the searching thread calls it off and does it itself, with the same
+    results."""
+    from papersift.search import service
+
+    expected = search(corpus, search_settings, "learning from written feedback",
+                      embedder=local_embedder)
+    sides: list[threading.Thread] = []
+    store_side = service._store_side
+
+    def spied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        sides.append(threading.current_thread())
+        return store_side(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_store_side", spied)
+    release = threading.Event()
+    busy = [service._helpers().submit(release.wait, 30)
+            for _ in range(service.STORE_SIDE_THREADS)]
+    try:
+        found = search(corpus, search_settings, "learning from written feedback",
+                       embedder=local_embedder)
+    finally:
+        release.set()
+        for future in busy:
+            future.result(timeout=30)
+    assert sides == [threading.current_thread()]
+    assert [(h.paper_id, h.score, h.snippet_html) for h in found.hits] == [
+        (h.paper_id, h.score, h.snippet_html) for h in expected.hits]
+
+
 def test_a_store_without_vectors_yet_answers_by_keywords_and_says_why(
         store: Store, search_settings: Settings, local_embedder: LocalEmbedder) -> None:  # noqa: F811
     """Before `papersift embed`: hybrid search gives the keyword ranking with a note (the

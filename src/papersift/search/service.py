@@ -194,9 +194,12 @@ def _sides(store: Store, settings: Settings, parsed: ParsedQuery, mode: str, poo
     thread woken from an idle core, which takes ~0.2 ms here (p95 over 1 ms between
     processes). With the vector on a second thread (up to 2026-12-06), the search waited
     twice for that; this way hybrid p50 is 9-15% lower (docs/benchmarks.md, 2026-12-06).
-    The store is the helper's until its side is done: this thread does not touch it. (A
-    store without vectors yet gets a vector it does not walk: rare, and cheaper than asking
-    the store first on every search.)"""
+    The store is the helper's until its side is done: this thread does not touch it. A
+    helper not started when the vector is there is called off and its work done here: after
+    an idle spell its core takes up to ~3 ms to wake (p90 here; 0.2 ms when busy), longer
+    than a title's vector (docs/benchmarks.md, 2026-12-06 late night). (A store without
+    vectors yet gets a vector it does not walk: rare, and cheaper than asking the store
+    first on every search.)"""
     text = parsed.text.strip() if mode != "keyword" else ""
     semantic, model = _Semantic(), None
     vector: Callable[[], np.ndarray] | None = None
@@ -217,7 +220,10 @@ def _sides(store: Store, settings: Settings, parsed: ParsedQuery, mode: str, poo
     except EmbedderError as exc:  # a remote embedder that is down: keyword only, and why
         semantic.failed = f"semantic search is unavailable: {exc}"
     finally:
-        wait([helper])  # the store is the helper's until then
+        if not helper.cancel():  # started: the store is the helper's until it is done
+            wait([helper])
+    if helper.cancelled():  # not started by the time the vector was there: done here at once
+        return semantic, _store_side(store, settings, parsed, mode, pool, fusion, snippets, model)
     return semantic, helper.result()
 
 
