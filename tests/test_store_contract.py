@@ -195,6 +195,16 @@ def test_prefix_terms_weights_and_the_newest_window(backend: Store) -> None:
     assert len(search.keyword_search(graphs, (1, 1, 1), SearchFilters(categories=["cs"]))) == 2
 
 
+def test_a_prefix_is_ranked_as_its_stem_matches(backend: Store) -> None:
+    """'molecules*' matches what 'molecul*' matches (the index stems a prefix too), so both
+    rank alike: the same papers, the same scores, the same idf beside another word."""
+    search = backend.search
+    assert search.index_tokens(["molecules"]) == [["molecul"]]
+    ranked = [search.keyword_search(KeywordQuery([Term("graph"), Term(prefix, prefix=True)]),
+                                    (2.0, 1.0, 0.5)) for prefix in ("molecules", "molecul")]
+    assert len(ranked[0]) == 2 and ranked[0] == ranked[1]
+
+
 def test_a_query_the_index_rejects_is_a_store_query_error(backend: Store) -> None:
     with pytest.raises(StoreQueryError):
         backend.search.keyword_search(KeywordQuery([Term("graph"), "NEAR/x"]), (1, 1, 1))

@@ -304,8 +304,7 @@ class StoredPostings(Concern):
                 ids = np.frombuffer(pks, dtype=self._PKS).astype(np.int64)
                 built_lists[term] = Postings(ids, self._unpack(counts), lengths[ids])
         for term in unheld:  # a term the build lacks is remembered as lacking
-            _hold_built_list(location, state.build, term,
-                             built_lists.setdefault(term, EMPTY))
+            _hold_built_list(location, state.build, term, built_lists.setdefault(term, EMPTY))
         lists = {tok: built_lists[tok].without(changed) for tok in tokens}
         tail = grouped((term, (pk, counts, length)) for term, pk, counts, length in tail_rows)
         for term, items in tail.items():

@@ -111,10 +111,9 @@ class Search(search.Search):
         return self._postings.read_ahead(list(tokens))[0] if tokens else {}
 
     def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
-        """{"prefix:" + prefix: papers holding a word of the prefix}, from the lexicon: the sum
-        of its words' paper counts (a paper with two of them counts twice), at most `size`.
-        Counting the matches of the tsquery instead read every matching row: 0.8 s for a
-        common prefix the first time a process met it, at 30,000 papers (issue 36)."""
+        """{"prefix:" + prefix: its words' paper counts summed, from the lexicon (a paper with two
+        counts twice), at most `size`. Counting the tsquery's matches read every matching row:
+        0.8 s for a common prefix, the first time a process met it at 30,000 papers (issue 36)."""
         if not prefixes:
             return {}
         rows = self.db.rows(
@@ -143,14 +142,16 @@ class Search(search.Search):
     def _idf(self, terms: list[Term]) -> tuple[list[float], int]:
         """idf of each term (a word or phrase by its rarest token, a prefix by its matches),
         and the store's size (its highest pk), read in the same round trip as the counts."""
-        tokens = iter(self.index_tokens([t.text for t in terms if not t.prefix]))
-        keys = [[f"prefix:{t.text.lower()}"] if t.prefix else next(tokens) for t in terms]
-        words = sorted({key for term, found in zip(terms, keys, strict=True) if not term.prefix
-                        for key in found})
+        tokens = self.index_tokens([t.text for t in terms])
+        # A prefix is its stem's, as to_tsquery matches it ('studies:*' is 'studi:*').
+        stems = {i: found[0] if len(found) == 1 else t.text.lower()
+                 for i, (t, found) in enumerate(zip(terms, tokens, strict=True)) if t.prefix}
+        keys = [[f"prefix:{stems[i]}"] if i in stems else found for i, found in enumerate(tokens)]
+        words = sorted({k for i, found in enumerate(tokens) if i not in stems for k in found})
         # The counts as the plan or the ranking read them an instant ago (one round trip fewer,
         # and of the ranking's snapshot), else read now.
         counts, size = self._postings.just_counted(words) or self._postings.read_ahead(words)
-        counts |= self._prefix_counts([t.text.lower() for t in terms if t.prefix], size)
+        counts |= self._prefix_counts(list(stems.values()), size)
         return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
                 for found in keys], size
 
