@@ -112,6 +112,23 @@ def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
     assert encoder._single.get_session_options().intra_op_num_threads == 1
 
 
+def test_a_question_past_single_thread_tokens_runs_on_the_sized_session(
+        local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A title stays on the one-thread session; a question of ~100 tokens (a pasted
+    paragraph) takes the sized session's threads, which run it a third faster."""
+    encoder = local_embedder.encoder
+    asked: list[int] = []
+    single = encoder._single_session
+    monkeypatch.setattr(encoder, "_single_session", lambda: asked.append(1) or single())
+    title, abstract = real_abstracts(1)[0]
+    question = " ".join(abstract.split()[:70])
+    assert 85 <= len(encoder.tokenizer.encode(question).ids) <= 128
+    local_embedder.prepared(question)()
+    assert asked == []
+    local_embedder.prepared(title)()
+    assert asked == [1]
+
+
 def test_a_prepared_query_gives_the_vector_embed_gives(local_embedder: LocalEmbedder) -> None:
     """Search computes a query's vector with `prepared` (tokenized first, then the run): it
     is embed's to the bit, short (the one-thread session) or long (the sized one)."""

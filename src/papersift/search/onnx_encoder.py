@@ -16,8 +16,11 @@ MAX_SEQ_LENGTH = 256
 MAX_TEXT_CHARS = MAX_SEQ_LENGTH * 101
 
 
-# Inputs up to this many tokens (rows x width) run on one thread: search queries, not batches.
-SINGLE_THREAD_TOKENS = 128
+# Inputs up to this many tokens (rows x width) run on one thread: short search queries. Up to
+# 80 tokens a second thread saves no time (ONNX Runtime splits little of so small a run; 2-11%
+# slower here); from ~85 it cuts the run by a third (88 tokens: 11.2 -> 8.1 ms, 128: 17.9 ->
+# 11.4; docs/benchmarks.md, 2026-12-06, before midnight).
+SINGLE_THREAD_TOKENS = 80
 
 
 def _session(onnx_path: str, threads: int) -> Any:
@@ -96,7 +99,7 @@ class OnnxEncoder:
         """The model's last hidden state for these token rows."""
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         if ids.size <= SINGLE_THREAD_TOKENS:
-            # A search query: one thread, and runs side by side (a session's run is
+            # A short search query: one thread, and runs side by side (a session's run is
             # thread-safe); splitting ~20 tokens over two threads costs ~30% more CPU
             # for no gain in time, and CPU is what concurrent searches share.
             return self._single_session().run(["last_hidden_state"], feed)[0]
