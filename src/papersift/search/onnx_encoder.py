@@ -19,7 +19,7 @@ MAX_TEXT_CHARS = MAX_SEQ_LENGTH * 101
 # Inputs up to this many tokens (rows x width) run on one thread: short search queries. Up to
 # 80 tokens a second thread saves no time (ONNX Runtime splits little of so small a run; 2-11%
 # slower here); from ~85 it cuts the run by a third (88 tokens: 11.2 -> 8.1 ms, 128: 17.9 ->
-# 11.4; docs/benchmarks.md, 2026-12-06, before midnight).
+# 11.4; docs/benchmarks.md, 2026-12-06, towards midnight).
 SINGLE_THREAD_TOKENS = 80
 
 
