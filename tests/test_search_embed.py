@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -112,10 +113,12 @@ def test_a_search_query_runs_on_one_thread_with_the_vector_of_the_sized_session(
     assert encoder._single.get_session_options().intra_op_num_threads == 1
 
 
-def test_a_question_past_single_thread_tokens_runs_on_the_sized_session(
+def test_a_question_past_single_thread_tokens_runs_on_the_sized_session_when_free(
         local_embedder: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
     """A title stays on the one-thread session; a question of ~100 tokens (a pasted
-    paragraph) takes the sized session's threads, which run it a third faster."""
+    paragraph) takes the sized session's threads, which run it a third faster, unless
+    another run holds them: then it runs on one thread beside that run, with the same
+    vector, instead of waiting for it (a batch, or other searches)."""
     encoder = local_embedder.encoder
     asked: list[int] = []
     single = encoder._single_session
@@ -123,10 +126,17 @@ def test_a_question_past_single_thread_tokens_runs_on_the_sized_session(
     title, abstract = real_abstracts(1)[0]
     question = " ".join(abstract.split()[:70])
     assert 85 <= len(encoder.tokenizer.encode(question).ids) <= 128
-    local_embedder.prepared(question)()
+    sized = local_embedder.prepared(question)()
     assert asked == []
     local_embedder.prepared(title)()
     assert asked == [1]
+    beside: list[np.ndarray] = []
+    with encoder._lock:  # the sized session busy
+        run = threading.Thread(target=lambda: beside.append(local_embedder.prepared(question)()))
+        run.start()
+        run.join(timeout=120)  # it used to wait for the lock: here, for ever
+        assert not run.is_alive() and asked == [1, 1]
+    np.testing.assert_allclose(beside[0], sized, atol=1e-6)
 
 
 def test_a_prepared_query_gives_the_vector_embed_gives(local_embedder: LocalEmbedder) -> None:

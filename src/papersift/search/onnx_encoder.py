@@ -103,8 +103,14 @@ class OnnxEncoder:
             # thread-safe); splitting ~20 tokens over two threads costs ~30% more CPU
             # for no gain in time, and CPU is what concurrent searches share.
             return self._single_session().run(["last_hidden_state"], feed)[0]
-        with self._lock:  # one run at a time: the threads are sized for one
+        # One run at a time on the sized session: its threads are sized for one. A longer
+        # query that finds it busy runs on one thread beside it instead of waiting its turn.
+        if not self._lock.acquire(blocking=len(ids) > 1):
+            return self._single_session().run(["last_hidden_state"], feed)[0]
+        try:
             return self.session.run(["last_hidden_state"], feed)[0]
+        finally:
+            self._lock.release()
 
 
 def _cut(text: str) -> str:
