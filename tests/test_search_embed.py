@@ -131,6 +131,7 @@ def test_a_question_past_single_thread_tokens_runs_on_the_sized_session_when_fre
     local_embedder.prepared(title)()
     assert asked == [1]
     beside: list[np.ndarray] = []
+    monkeypatch.setattr(encoder, "_single", None)  # made beside the run, the first time
     with encoder._lock:  # the sized session busy
         run = threading.Thread(target=lambda: beside.append(local_embedder.prepared(question)()))
         run.start()

