@@ -45,7 +45,10 @@ URL of bench_million.py's server), searched as it is.
 `relevance` runs SciFact (train), Cranfield, CISI and MEDLINE hybrid through each
 version's search (stores kept in /work/cache/search36/rel) and prints nDCG@10.
 
-Every run prints JSON lines on stdout and the machine, date and load on stderr.
+Every run prints JSON lines on stdout and the machine, date and load on stderr. Each `speed`
+row also holds, per class of query length in the model's tokens, the median over its queries
+of each version's median time minus the stock stack's (`after_minus_stock_by_tokens`, and
+`before_...`, `ranking_...`).
 """
 
 from __future__ import annotations
@@ -465,6 +468,7 @@ def speed(args: argparse.Namespace) -> None:
                 for w in workers:
                     w.ask(query=text, mode=mode)
     times: dict[tuple[str, str, str], list[float]] = {}
+    each: dict[tuple[str, str, str], dict[int, list[float]]] = {}  # per query, by its index
     cpu_times: dict[tuple[str, str, str], list[float]] = {}  # steadier on busy cores
     same: dict[tuple[str, str], list[float]] = {}
     for round_number in range(args.rounds):
@@ -477,6 +481,8 @@ def speed(args: argparse.Namespace) -> None:
                     for w in order:
                         reply = w.ask(query=text, mode=mode)
                         times.setdefault((set_name, mode, w.name), []).append(reply["ms"])
+                        each.setdefault((set_name, mode, w.name), {}).setdefault(
+                            i, []).append(reply["ms"])
                         cpu_times.setdefault((set_name, mode, w.name), []).append(
                             reply["cpu_ms"])
                         answers[w.name] = reply["ids"]
@@ -506,6 +512,10 @@ def speed(args: argparse.Namespace) -> None:
                 if "ranking" in row:
                     row["ranking_p95_vs_stock" + suffix] = round(
                         row["ranking" + suffix][1] / row["stock" + suffix][1], 2)
+            for w in workers[:-1]:  # the stock stack is the last
+                row[f"{w.name}_minus_stock_by_tokens"] = by_length(
+                    folder, sets[set_name], each[(set_name, mode, w.name)],
+                    each[(set_name, mode, "stock")])
             for key, label in ((set_name, "top10_same_as_before"),
                                ("also " + set_name, f"{args.also}_top10_same")):
                 if (key, mode) in same:
@@ -519,6 +529,35 @@ def speed(args: argparse.Namespace) -> None:
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
     out = CACHE / f"speed-{store_dir(args.size).name}-{args.backend}.json"
     out.write_text(json.dumps(result, indent=1))
+
+
+# Query lengths in the model's tokens: up to 80 run on one thread, longer on the sized
+# session (SINGLE_THREAD_TOKENS); past 128 the questions whose runs set the p95.
+TOKEN_CLASSES = ((0, 40), (41, 80), (81, 128), (129, 100_000))
+
+
+def by_length(folder: Path, texts: list[str], after: dict[int, list[float]],
+              stock: dict[int, list[float]]) -> dict[str, Any]:
+    """Per class of length (TOKEN_CLASSES): its queries, and the median over them of each
+    query's median time in `after` minus the stock stack's, ms: where a p95 ratio comes from.
+    Empty when the store's folder has no tokenizer file (a store searched as it is)."""
+    path = folder / "models" / "all-MiniLM-L6-v2-onnx" / "tokenizer.json"
+    if not path.exists():
+        return {}
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(path))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    lengths = [len(tokenizer.encode(text).ids) for text in texts]
+    found: dict[str, Any] = {}
+    for low, high in TOKEN_CLASSES:
+        gaps = [statistics.median(after[i]) - statistics.median(stock[i])
+                for i, n in enumerate(lengths) if low <= n <= high]
+        if gaps:
+            found[f"{low}-{high}"] = {"queries": len(gaps),
+                                      "median_ms": round(statistics.median(gaps), 2)}
+    return found
 
 
 def p95(values: list[float]) -> float:
