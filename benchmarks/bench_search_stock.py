@@ -467,8 +467,36 @@ def speed(args: argparse.Namespace) -> None:
             for text in texts:
                 for w in workers:
                     w.ask(query=text, mode=mode)
-    times: dict[tuple[str, str, str], list[float]] = {}
-    each: dict[tuple[str, str, str], dict[int, list[float]]] = {}  # per query, by its index
+    timed = timed_rounds(args, sets, workers)
+    memory = {w.name: w.ask(rss=True)["rss"] for w in workers}
+    for w in workers:
+        w.close()
+    log(f"end: {machine()}")
+    result = {"size": args.size, "backend": args.backend, "machine": machine(),
+              "first_prefix_ms": first_prefix, "rss_mb": memory, "rows": []}
+    lengths = query_lengths(folder, sets)
+    for set_name in sets:
+        for mode in MODES:
+            row = speed_row(args, set_name, mode, [w.name for w in workers], timed,
+                            lengths.get(set_name))
+            result["rows"].append(row)
+            print(json.dumps(row), flush=True)
+    print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
+    out = CACHE / f"speed-{store_dir(args.size).name}-{args.backend}.json"
+    out.write_text(json.dumps(result, indent=1))
+
+
+# Per (query set, mode, worker): each query's wall times by its index, and all CPU times;
+# per (query set or "also " + it, mode): the share of a top 10 that two versions share.
+Timed = tuple[dict[tuple[str, str, str], dict[int, list[float]]],
+              dict[tuple[str, str, str], list[float]], dict[tuple[str, str], list[float]]]
+
+
+def timed_rounds(args: argparse.Namespace, sets: dict[str, list[str]],
+                 workers: list[Worker]) -> Timed:
+    """--rounds rounds of every query in every mode, each sent to every worker in turn (the
+    first worker moving on by one each query, so no one always goes first)."""
+    each: dict[tuple[str, str, str], dict[int, list[float]]] = {}
     cpu_times: dict[tuple[str, str, str], list[float]] = {}  # steadier on busy cores
     same: dict[tuple[str, str], list[float]] = {}
     for round_number in range(args.rounds):
@@ -480,7 +508,6 @@ def speed(args: argparse.Namespace) -> None:
                     answers = {}
                     for w in order:
                         reply = w.ask(query=text, mode=mode)
-                        times.setdefault((set_name, mode, w.name), []).append(reply["ms"])
                         each.setdefault((set_name, mode, w.name), {}).setdefault(
                             i, []).append(reply["ms"])
                         cpu_times.setdefault((set_name, mode, w.name), []).append(
@@ -492,43 +519,31 @@ def speed(args: argparse.Namespace) -> None:
                             overlap = len(set(answers[one]) & set(answers[other]))
                             same.setdefault((key, mode), []).append(
                                 overlap / max(1, len(answers[one])))
-    memory = {w.name: w.ask(rss=True)["rss"] for w in workers}
-    for w in workers:
-        w.close()
-    log(f"end: {machine()}")
-    result = {"size": args.size, "backend": args.backend, "machine": machine(),
-              "first_prefix_ms": first_prefix, "rss_mb": memory, "rows": []}
-    for set_name in sets:
-        for mode in MODES:
-            row: dict[str, Any] = {"queries": set_name, "mode": mode}
-            for w in workers:
-                for suffix, table in (("", times), ("_cpu", cpu_times)):
-                    values = table[(set_name, mode, w.name)]
-                    row[w.name + suffix] = [round(statistics.median(values), 2),
-                                            round(p95(values), 2)]
-            for suffix in ("", "_cpu"):
-                row["p95_vs_stock" + suffix] = round(
-                    row["after" + suffix][1] / row["stock" + suffix][1], 2)
-                if "ranking" in row:
-                    row["ranking_p95_vs_stock" + suffix] = round(
-                        row["ranking" + suffix][1] / row["stock" + suffix][1], 2)
-            for w in workers[:-1]:  # the stock stack is the last
-                row[f"{w.name}_minus_stock_by_tokens"] = by_length(
-                    folder, sets[set_name], each[(set_name, mode, w.name)],
-                    each[(set_name, mode, "stock")])
-            for key, label in ((set_name, "top10_same_as_before"),
-                               ("also " + set_name, f"{args.also}_top10_same")):
-                if (key, mode) in same:
-                    row[label] = round(statistics.mean(same[(key, mode)]), 3)
-            if args.also in row:
-                for suffix in ("", "_cpu"):
-                    row[f"{args.also}_p95_vs_stock" + suffix] = round(
-                        row[args.also + suffix][1] / row["stock" + suffix][1], 2)
-            result["rows"].append(row)
-            print(json.dumps(row), flush=True)
-    print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
-    out = CACHE / f"speed-{store_dir(args.size).name}-{args.backend}.json"
-    out.write_text(json.dumps(result, indent=1))
+    return each, cpu_times, same
+
+
+def speed_row(args: argparse.Namespace, set_name: str, mode: str, names: list[str],
+              timed: Timed, lengths: list[int] | None) -> dict[str, Any]:
+    """One query set's figures in one mode: each worker's p50 / p95 (wall and CPU), the
+    ratios to the stock stack (the last worker), the gaps by length, the top 10 shared."""
+    each, cpu_times, same = timed
+    row: dict[str, Any] = {"queries": set_name, "mode": mode}
+    for name in names:
+        wall = [ms for runs in each[(set_name, mode, name)].values() for ms in runs]
+        for suffix, values in (("", wall), ("_cpu", cpu_times[(set_name, mode, name)])):
+            row[name + suffix] = [round(statistics.median(values), 2), round(p95(values), 2)]
+    for name in [n for n in ("after", "ranking", args.also) if n in row]:
+        label = "p95_vs_stock" if name == "after" else f"{name}_p95_vs_stock"
+        for suffix in ("", "_cpu"):
+            row[label + suffix] = round(row[name + suffix][1] / row["stock" + suffix][1], 2)
+    for name in names[:-1]:
+        row[f"{name}_minus_stock_by_tokens"] = by_length(
+            lengths, each[(set_name, mode, name)], each[(set_name, mode, "stock")])
+    for key, label in ((set_name, "top10_same_as_before"),
+                       ("also " + set_name, f"{args.also}_top10_same")):
+        if (key, mode) in same:
+            row[label] = round(statistics.mean(same[(key, mode)]), 3)
+    return row
 
 
 # Query lengths in the model's tokens: up to 80 run on one thread, longer on the sized
@@ -536,11 +551,9 @@ def speed(args: argparse.Namespace) -> None:
 TOKEN_CLASSES = ((0, 40), (41, 80), (81, 128), (129, 100_000))
 
 
-def by_length(folder: Path, texts: list[str], after: dict[int, list[float]],
-              stock: dict[int, list[float]]) -> dict[str, Any]:
-    """Per class of length (TOKEN_CLASSES): its queries, and the median over them of each
-    query's median time in `after` minus the stock stack's, ms: where a p95 ratio comes from.
-    Empty when the store's folder has no tokenizer file (a store searched as it is)."""
+def query_lengths(folder: Path, sets: dict[str, list[str]]) -> dict[str, list[int]]:
+    """Each query's length in the model's tokens, per set; none when the store's folder has
+    no tokenizer file (a store searched as it is)."""
     path = folder / "models" / "all-MiniLM-L6-v2-onnx" / "tokenizer.json"
     if not path.exists():
         return {}
@@ -549,11 +562,18 @@ def by_length(folder: Path, texts: list[str], after: dict[int, list[float]],
     tokenizer = Tokenizer.from_file(str(path))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    lengths = [len(tokenizer.encode(text).ids) for text in texts]
+    return {name: [len(tokenizer.encode(text).ids) for text in texts]
+            for name, texts in sets.items()}
+
+
+def by_length(lengths: list[int] | None, mine: dict[int, list[float]],
+              stock: dict[int, list[float]]) -> dict[str, Any]:
+    """Per class of length (TOKEN_CLASSES): its queries, and the median over them of each
+    query's median time in `mine` minus the stock stack's, ms: where a p95 ratio comes from."""
     found: dict[str, Any] = {}
     for low, high in TOKEN_CLASSES:
-        gaps = [statistics.median(after[i]) - statistics.median(stock[i])
-                for i, n in enumerate(lengths) if low <= n <= high]
+        gaps = [statistics.median(mine[i]) - statistics.median(stock[i])
+                for i, n in enumerate(lengths or []) if low <= n <= high]
         if gaps:
             found[f"{low}-{high}"] = {"queries": len(gaps),
                                       "median_ms": round(statistics.median(gaps), 2)}
