@@ -409,18 +409,6 @@ def _write_relations(db: Database, records: Sequence[PaperRecord]) -> None:
 
 
 # ---------------------------------------------------------------- what pages and unmerge ask
-_SOURCE_NAMES = {"arxiv": "arXiv", "oai": "arXiv (OAI-PMH)", "announce": "arXiv announcements",
-                 "hf": "Hugging Face daily papers", "snapshot": "arXiv snapshot",
-                 "biorxiv": "bioRxiv", "medrxiv": "medRxiv", "crossref": "Crossref",
-                 "file": "a file"}
-
-
-def source_name(source: str) -> str:
-    """'biorxiv' -> 'bioRxiv', 'file:/x.jsonl' -> 'a file'."""
-    kind = source.split(":", 1)[0]
-    return _SOURCE_NAMES.get(kind, kind)
-
-
 class Merges(Concern):
     """The records of a paper across sources and why they are one.
 
