@@ -48,7 +48,8 @@ version's search (stores kept in /work/cache/search36/rel) and prints nDCG@10.
 Every run prints JSON lines on stdout and the machine, date and load on stderr. Each `speed`
 row also holds, per class of query length in the model's tokens, the median over its queries
 of each version's median time minus the stock stack's (`after_minus_stock_by_tokens`, and
-`before_...`, `ranking_...`).
+`before_...`, `ranking_...`), and the 95% interval of each p95 ratio when the rounds are
+resampled (`p95_vs_stock_ci95`: what the machine's noise alone does to the ratio).
 """
 
 from __future__ import annotations
@@ -536,6 +537,8 @@ def speed_row(args: argparse.Namespace, set_name: str, mode: str, names: list[st
         label = "p95_vs_stock" if name == "after" else f"{name}_p95_vs_stock"
         for suffix in ("", "_cpu"):
             row[label + suffix] = round(row[name + suffix][1] / row["stock" + suffix][1], 2)
+        row[label + "_ci95"] = ratio_interval(each[(set_name, mode, name)],
+                                              each[(set_name, mode, "stock")])
     for name in names[:-1]:
         row[f"{name}_minus_stock_by_tokens"] = by_length(
             lengths, each[(set_name, mode, name)], each[(set_name, mode, "stock")])
@@ -578,6 +581,24 @@ def by_length(lengths: list[int] | None, mine: dict[int, list[float]],
             found[f"{low}-{high}"] = {"queries": len(gaps),
                                       "median_ms": round(statistics.median(gaps), 2)}
     return found
+
+
+def ratio_interval(mine: dict[int, list[float]], stock: dict[int, list[float]],
+                   resamples: int = 2000) -> list[float]:
+    """The 95% interval of the wall p95 ratio to the stock stack over the rounds, resampled
+    with replacement (each round keeps both contenders' times, taken side by side): how far
+    the machine's noise alone moves the ratio. Fixed seed: a run's interval is repeatable."""
+    rounds = min(len(times) for times in (*mine.values(), *stock.values()))
+    if rounds < 2:
+        return []
+    draw = random.Random(36)
+    ratios = []
+    for _ in range(resamples):
+        chosen = [draw.randrange(rounds) for _ in range(rounds)]
+        ratios.append(p95([mine[i][r] for i in mine for r in chosen])
+                      / p95([stock[i][r] for i in stock for r in chosen]))
+    ratios.sort()
+    return [round(ratios[int(0.025 * resamples)], 2), round(ratios[int(0.975 * resamples) - 1], 2)]
 
 
 def p95(values: list[float]) -> float:
