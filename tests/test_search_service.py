@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -168,6 +169,44 @@ def test_hybrid_search_embeds_the_query_while_the_keyword_side_runs(
     assert seen["ranked on"] is threading.current_thread()
     search(corpus, search_settings, "cat:cs.CL", embedder=Waiting(ranking))
     assert "thread" not in seen
+
+
+def test_the_store_side_runs_off_the_core_the_search_started_on(
+        corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linux would wake the helper on the searching thread's core, beside the model's run:
+    it is kept off that core while it works, and free to run anywhere after."""
+    from papersift.search import cores, service
+
+    if cores.current_core() is None or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs sched_getcpu and two cores")
+    started_on, seen, working = [], {}, threading.Event()
+    store_side = service._store_side
+
+    def spied(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        seen.update(allowed=os.sched_getaffinity(0), core=cores.current_core(),
+                    thread=threading.get_native_id())
+        working.set()
+        return store_side(*args, **kwargs)
+
+    class Waiting:  # the vector waits for the helper to start: it is not called off
+        model_id, dim = local_embedder.model_id, local_embedder.dim
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            assert working.wait(timeout=10)
+            return local_embedder.embed(texts)
+
+    monkeypatch.setattr(service, "_store_side", spied)
+    monkeypatch.setattr(service, "current_core",
+                        lambda: started_on.append(cores.current_core()) or started_on[-1])
+    results = search(corpus, search_settings, "learning from written feedback",
+                     embedder=Waiting())
+    assert ids(results)[0] == "2503.00001"
+    assert seen["thread"] != threading.get_native_id()
+    assert started_on[0] not in seen["allowed"] and seen["core"] != started_on[0]
+    assert seen["allowed"] == os.sched_getaffinity(0) - {started_on[0]}
+    assert os.sched_getaffinity(seen["thread"]) == os.sched_getaffinity(0)  # free again
+    assert cores.off_core(None, os.sched_getaffinity, 0) == os.sched_getaffinity(0)
 
 
 @pytest.mark.slow
