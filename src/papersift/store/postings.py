@@ -96,9 +96,10 @@ _DELETE_ROWS = 20_000  # old build rows deleted per transaction
 Progress = Callable[[int, int], None]
 # Ranks the papers past a pk in the database's own index.
 Fresh = Callable[[int], list[tuple[int, float]]]
-# Each token's factor (its idf times its weight in the query) and the papers' average length,
-# from the tokens' lists and the tail's watermark if papers past it are ranked fresh.
-Statistics = Callable[[dict[str, Postings], int | None], tuple[list[float], float]]
+# Each term's factor (its idf times its weight in the query) and the papers' average length,
+# from the terms' lists (a prefix's words summed) and the watermark past which papers rank fresh.
+Statistics = Callable[[list[Postings], int | None], tuple[list[float], float]]
+PREFIX_MAX = 201  # a prefix of this many words or more is ranked in SQL (the plan allows 200)
 
 # A ranking's build rows (term, pks, counts), tail rows (term, pk, counts, length), and the
 # build's lists held in memory that the build rows leave out.
@@ -351,8 +352,8 @@ class StoredPostings(Concern):
             lists = self._lists(state, words, rows)
             after = state.tail_watermark if newest > state.tail_watermark else None
             ranked_fresh = [] if after is None else fresh(after)
-            factors, average = statistics(lists, after)
             joined = [Postings.join([lists[w] for w in tokens], summed=True) for tokens in terms]
+            factors, average = statistics(joined, after)
             pks, scores = bm25([(p.since(first), f) for p, f in zip(joined, factors, strict=True)],
                                weights, average)
             return self._best_live(pks, scores, ranked_fresh, limit, duplicates)

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from papersift.store.postings import StoredPostings, plain_terms
+from papersift.store.postings import PREFIX_MAX, StoredPostings, plain_terms
 from papersift.store.sql import Concern, Database
 from papersift.store.values import KeywordQuery, SearchFilters, Term
 
@@ -34,9 +34,10 @@ class Search(Concern):
         a phrase), with its parameters; None if the names hold no word."""
         raise NotImplementedError
 
-    def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
-                     first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking of a query of plain words, or None where the index ranks."""
+    def _on_postings(self, query: KeywordQuery, terms: list[Term], tokens: list[list[str]],
+                     weights: Sequence[float], first: int, limit: int
+                     ) -> list[tuple[int, float]] | None:
+        """The postings' ranking of the terms (`tokens`: each one's), None without a build."""
         raise NotImplementedError
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
@@ -83,10 +84,25 @@ class Search(Concern):
         terms = plain_terms(query)
         if terms is not None and (filters is None or filters.is_empty()):
             # Plain words rank on the postings if built: same scores, less cost (store/postings.py).
-            ranked = self._on_postings(query, terms, weights, first, limit)
+            words = self._postings_words(terms)
+            ranked = words and self._on_postings(query, *words, weights, first, limit)
             if ranked is not None:
                 return ranked
         return self._sql_ranking(query, weights, filters, first, limit)
+
+    def _postings_words(self, terms: list[Term]) -> tuple[list[Term], list[list[str]]] | None:
+        """The terms the postings rank, each with its tokens (a prefix: its stem's words, as FTS5
+        and to_tsquery match it), or None where the index ranks: a word split in two, a prefix
+        of PREFIX_MAX words or more, no word left (stop words match nothing either way)."""
+        kept, tokens = [], []
+        for term, found in zip(terms, self.index_tokens([t.text for t in terms]), strict=True):
+            words = [*self.prefix_terms(found[0], PREFIX_MAX)] if term.prefix and found else found
+            if len(found) > 1 or len(words) >= PREFIX_MAX:
+                return None
+            if words:
+                kept.append(term)
+                tokens.append(words)
+        return (kept, tokens) if kept else None
 
     def keyword_postings_status(self) -> dict[str, Any] | None:
         """papersift's own keyword postings, which rank plain words without the engine's

@@ -24,7 +24,6 @@ from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError,
 
 CONFIG = "papersift_english"  # the text search configuration of migration 0001
 _OPERATORS = ("AND", "OR", "NOT")
-PREFIX_MAX = 201  # a prefix of this many words or more is ranked in SQL (the plan allows 200)
 # Per database: the index size // 2000 the papers' average length was read at, and the length.
 _LENGTHS: dict[str, tuple[int, float]] = {}
 
@@ -166,24 +165,12 @@ class Search(search.Search):
         return None if not phrases else ("p.fts @@ ?::tsquery", [" & ".join(phrases)])
 
     # ------------------------------------------------------------- ranking
-    def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
-                     first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking, or None (no build, a word split in two, a prefix of PREFIX_MAX
-        words or more). A stop word of the index's dictionary matches nothing either way."""
-        kept, tokens = [], []
-        for term, found in zip(terms, self.index_tokens([t.text for t in terms]), strict=True):
-            words = [*self.prefix_terms(found[0], PREFIX_MAX)] if term.prefix and found else found
-            if len(found) > 1 or len(words) >= PREFIX_MAX:
-                return None
-            if words:
-                kept.append(term)
-                tokens.append(words)
-        if not kept:
-            return None
-
-        def statistics(lists: object, after: int | None) -> tuple[list[float], float]:
-            idfs, size = self._idf(kept)
-            return ([w * max(1, int(t.weight)) for t, w in zip(kept, idfs, strict=True)],
+    def _on_postings(self, query: KeywordQuery, terms: list[Term], tokens: list[list[str]],
+                     weights: Sequence[float], first: int, limit: int
+                     ) -> list[tuple[int, float]] | None:
+        def statistics(joined: object, after: int | None) -> tuple[list[float], float]:
+            idfs, size = self._idf(terms)  # the lexicon's counts, as the SQL ranking's
+            return ([w * max(1, int(t.weight)) for t, w in zip(terms, idfs, strict=True)],
                     self._average_length(size))
 
         return self._postings.rank(tokens, weights, limit, first, lambda after: self._sql_ranking(

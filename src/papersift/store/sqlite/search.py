@@ -107,26 +107,22 @@ class Search(search.Search):
             "p.pk IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)", [match])
 
     # ------------------------------------------------------------- ranking
-    def _on_postings(self, query: KeywordQuery, terms: list[Term], weights: Sequence[float],
-                     first: int, limit: int) -> list[tuple[int, float]] | None:
-        """The postings' ranking, or None for FTS5 (no build, a prefix, or a word not one token)."""
-        found = self.index_tokens([t.text for t in terms])
-        if any(len(t) != 1 for t in found) or any(t.prefix for t in terms):
-            return None
-
-        def statistics(lists: dict[str, Postings], after: int | None) -> tuple[list[float], float]:
-            # FTS5's N and mean length; a token's papers are its lists' (and FTS5's past `after`).
+    def _on_postings(self, query: KeywordQuery, terms: list[Term], tokens: list[list[str]],
+                     weights: Sequence[float], first: int, limit: int
+                     ) -> list[tuple[int, float]] | None:
+        def statistics(joined: list[Postings], after: int | None) -> tuple[list[float], float]:
+            # FTS5's N and mean length; a term's papers are its lists' (and FTS5's past `after`).
             rows, tokens_total = averages(self.conn)
             factors = []
-            for (tok,), term in zip(found, terms, strict=True):
-                docs = len(lists[tok])
+            for postings, term in zip(joined, terms, strict=True):
+                docs = len(postings)
                 if after is not None:
                     docs += int(self.db.value("SELECT count(*) FROM papers_fts WHERE papers_fts"
                                               " MATCH ? AND rowid > ?", (fts_term(term), after)))
                 factors.append(idf(rows, docs) * max(1, term.weight))
             return factors, tokens_total / rows if rows else 0.0
 
-        return self._postings.rank(found, weights, limit, first, lambda after: self._ranked(
+        return self._postings.rank(tokens, weights, limit, first, lambda after: self._ranked(
             fts_expression(query), weights, max(first, after + 1), limit), statistics)
 
     def _sql_ranking(self, query: KeywordQuery, weights: Sequence[float],
