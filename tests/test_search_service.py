@@ -209,6 +209,19 @@ def test_the_store_side_runs_off_the_core_the_search_started_on(
     assert cores.off_core(None, os.sched_getaffinity, 0) == os.sched_getaffinity(0)
 
 
+def test_a_system_that_will_not_move_threads_still_searches(monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """Where a sandbox refuses to set a thread's cores (EPERM), the work runs once, as it is."""
+    from papersift.search import cores
+
+    def refused(*args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    calls = []
+    monkeypatch.setattr(os, "sched_setaffinity", refused)
+    assert cores.off_core(0, lambda x: calls.append(x) or x * 2, 21) == 42 and calls == [21]
+
+
 @pytest.mark.slow
 def test_a_helper_not_started_by_the_time_the_vector_is_there_is_called_off(
         corpus: Store, search_settings: Settings, local_embedder: LocalEmbedder,  # noqa: F811

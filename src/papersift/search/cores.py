@@ -35,15 +35,19 @@ def current_core() -> int | None:
 
 
 def off_core(core: int | None, work: Callable[..., T], *args: object) -> T:
-    """work(*args) on this thread, kept off `core` meanwhile (when another core is allowed),
-    then free to run anywhere it could before."""
+    """work(*args) on this thread, kept off `core` meanwhile (when another core is allowed
+    and the system lets threads choose), then free to run anywhere it could before."""
     if core is None:
         return work(*args)
-    allowed = os.sched_getaffinity(0)
-    others = allowed - {core}
-    if not others:
+    try:
+        allowed = os.sched_getaffinity(0)
+        moved = bool(allowed - {core})
+        if moved:
+            os.sched_setaffinity(0, allowed - {core})
+    except OSError:  # a sandbox that refuses (EPERM, EINVAL): run wherever the thread is
+        moved = False
+    if not moved:
         return work(*args)
-    os.sched_setaffinity(0, others)
     try:
         return work(*args)
     finally:
