@@ -109,18 +109,6 @@ class Search(search.Search):
         commit. What a ranking just after needs comes along (KeywordPostings.read_ahead)."""
         return self._postings.read_ahead(list(tokens))[0] if tokens else {}
 
-    def _prefix_counts(self, prefixes: list[str], size: int) -> dict[str, int]:
-        """{"prefix:" + prefix: its words' paper counts summed, from the lexicon (a paper with two
-        counts twice), at most `size`. Counting the tsquery's matches read every matching row:
-        0.8 s for a common prefix, the first time a process met it at 30,000 papers (issue 36)."""
-        if not prefixes:
-            return {}
-        rows = self.db.rows(
-            "SELECT u.i, (SELECT coalesce(sum(papers), 0) FROM lexicon"
-            " WHERE lexeme >= u.p AND lexeme < u.p || chr(1114111))"
-            " FROM unnest(?::text[]) WITH ORDINALITY AS u(p, i)", (prefixes,))
-        return {f"prefix:{prefixes[int(i) - 1]}": min(int(n), max(size, 0)) for i, n in rows}
-
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
         """Terms in [prefix, prefix + U+10FFFF), in term order, from the lexicon (byte order,
         which is code point order: FTS5's vocabulary walk and Python's sort agree)."""
@@ -150,7 +138,13 @@ class Search(search.Search):
         # The counts as the plan or the ranking read them an instant ago (one round trip fewer,
         # and of the ranking's snapshot), else read now.
         counts, size = self._postings.just_counted(words) or self._postings.read_ahead(words)
-        counts |= self._prefix_counts(list(stems.values()), size)
+        if stems:  # a prefix's papers: its words' counts summed, from the lexicon (a paper with
+            # two counts twice); counting the tsquery's matches read every matching row: 0.8 s
+            # for a common prefix, the first time a process met it at 30,000 papers (issue 36)
+            counts |= {f"prefix:{p}": min(int(n), max(size, 0)) for p, n in self.db.rows(
+                "SELECT u.p, (SELECT coalesce(sum(papers), 0) FROM lexicon WHERE lexeme >= u.p"
+                " AND lexeme < u.p || chr(1114111)) FROM unnest(?::text[]) AS u(p)",
+                (list(stems.values()),))}
         return [idf(max(size, 1), min((counts.get(k, 0) for k in found), default=0))
                 for found in keys], size
 
@@ -169,8 +163,12 @@ class Search(search.Search):
                      weights: Sequence[float], first: int, limit: int
                      ) -> list[tuple[int, float]] | None:
         def statistics(joined: object, after: int | None) -> tuple[list[float], float]:
-            idfs, size = self._idf(terms)  # the lexicon's counts, as the SQL ranking's
-            return ([w * max(1, int(t.weight)) for t, w in zip(terms, idfs, strict=True)],
+            # The lexicon's counts as the ranking's read brought them (a prefix: its words'
+            # summed, as _idf sums them for the SQL ranking), not read again.
+            words = sorted({w for found in tokens for w in found})
+            counts, size = self._postings.just_counted(words) or self._postings.read_ahead(words)
+            return ([idf(max(size, 1), min(sum(counts.get(w, 0) for w in found), size))
+                     * max(1, int(t.weight)) for t, found in zip(terms, tokens, strict=True)],
                     self._average_length(size))
 
         return self._postings.rank(tokens, weights, limit, first, lambda after: self._sql_ranking(
