@@ -138,6 +138,17 @@ def test_two_letter_prefixes_are_words(big: Store) -> None:
     assert not any(t.prefix for t in keywords.query.terms) and keywords.work == 0
 
 
+def test_a_prefixs_words_are_walked_once_until_a_commit(big: Store) -> None:
+    """SQLite counts a prefix's words by reading their lists (`learn*`: 10 ms at a million
+    papers): the plan's walk serves its ranking and the next search (see the store contract
+    for a commit)."""
+    walks: list[str] = []
+    big.conn.set_trace_callback(lambda sql: "term >=" in sql and walks.append(sql))
+    for _ in range(2):
+        assert big.search.keyword_search(plan(big, "bal*").query, (1.0, 1.0, 1.0))
+    assert len(walks) == 1
+
+
 def test_plain_words_past_the_budget_lose_their_most_common(big: Store,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kw, "POSTINGS_BUDGET", 300)

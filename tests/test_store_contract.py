@@ -195,6 +195,22 @@ def test_prefix_terms_weights_and_the_newest_window(backend: Store) -> None:
     assert len(search.keyword_search(graphs, (1, 1, 1), SearchFilters(categories=["cs"]))) == 2
 
 
+def test_a_prefixs_words_are_current_after_any_commit(backend: Store) -> None:
+    """A search asks for a prefix's words twice (its plan, its ranking), and SQLite keeps
+    them; a new word under the prefix still counts at once, whoever committed it."""
+    search = backend.search
+    assert search.prefix_terms("graph", 10) == {"graph": 3}
+    backend.papers.upsert_papers([prepare_record(record(
+        5, "Graphene sheets", "2026-01-14", ["Marie Curie"], ["cond-mat"]))])
+    assert search.prefix_terms("graph", 10) == {"graph": 3, "graphen": 1}
+    with open_store(backend.location) as other:
+        other.papers.upsert_papers([prepare_record(record(
+            6, "Graphite and graphs", "2026-01-15", ["Lise Meitner"], ["cond-mat"]))])
+    assert search.prefix_terms("graph", 10) == {"graph": 4, "graphen": 1, "graphit": 1}
+    found = search.keyword_search(KeywordQuery([Term("graphit", prefix=True)]), (1, 1, 1))
+    assert [search.pk_of("2601.00006")] == [pk for pk, _ in found]
+
+
 def test_a_prefix_is_ranked_as_its_stem_matches(backend: Store) -> None:
     """'molecules*' matches what 'molecul*' matches (the index stems a prefix too), so both
     rank alike: the same papers, the same scores, the same idf beside another word."""

@@ -19,6 +19,7 @@ from papersift.store.values import KeywordQuery, SearchFilters, StoreQueryError,
 # term_doc_counts): shared by every connection of the process.
 _DOC_COUNTS: dict[str, dict[str, tuple[int, int]]] = {}
 _DOC_COUNTS_MAX = 200_000
+_PREFIXES_MAX = 1000  # prefixes a connection keeps the terms of
 _TOKENIZE_LOCK = threading.Lock()
 
 
@@ -55,11 +56,14 @@ def author_expression(authors: Sequence[str]) -> str | None:
 
 
 class Search(search.Search):
-    """Keyword search on FTS5 (contract: store.search.Search)."""
+    """Keyword search on FTS5 (contract: store.search.Search); the index's terms by fts5vocab."""
 
     def __init__(self, db: SQLiteDatabase) -> None:
         super().__init__(db, KeywordPostings(db))
         self.conn, self.path = db.conn, db.path
+        self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
+                          " USING fts5vocab(main, papers_fts, row)")
+        self._prefixes: dict[tuple[str, int], tuple[tuple[int, int], dict[str, int]]] = {}
 
     # ------------------------------------------------------------ term statistics
     def _tokenize(self, words: list[str]) -> list[list[str]]:
@@ -68,16 +72,9 @@ class Search(search.Search):
         found = grouped((doc, term) for doc, _, term in tokens)
         return [found.get(doc, []) for doc in range(len(words))]
 
-    def _vocabulary(self) -> None:
-        """The index's terms as a table of this connection (fts5vocab)."""
-        with _TOKENIZE_LOCK:
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.papers_fts_rows"
-                              " USING fts5vocab(main, papers_fts, row)")
-
     def term_doc_counts(self, tokens: Sequence[str]) -> dict[str, int]:
         """Counting reads the term's whole posting list, so counts are cached per database and
         refreshed when the index has grown by a few percent: df drifts slowly."""
-        self._vocabulary()
         generation = self._postings.newest() // 2000
         cache = _DOC_COUNTS.setdefault(str(self.path), {})
         counts: dict[str, int] = {}
@@ -93,13 +90,18 @@ class Search(search.Search):
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
         """Terms in [prefix, prefix + U+10FFFF): fts5vocab walks the index in term order from
-        the first, and LIMIT stops it, so the cost is that of `limit` terms at most."""
+        the first, and LIMIT stops it. Each count reads the term's whole list (`learn*`: 10 ms
+        at a million papers) and a search asks twice (plan, ranking): kept until a commit."""
         if not prefix or limit < 1:
             return {}
-        self._vocabulary()
-        return {str(term): int(doc) for term, doc in self.db.rows(
-            "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
-            " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))}
+        key, seen = (prefix, limit), (self.db.value("PRAGMA data_version"), self.conn.total_changes)
+        if self._prefixes.get(key, (None,))[0] != seen:
+            if len(self._prefixes) > _PREFIXES_MAX:
+                self._prefixes.clear()
+            self._prefixes[key] = (seen, dict(self.db.rows(
+                "SELECT term, doc FROM temp.papers_fts_rows WHERE term >= ? AND term < ?"
+                " ORDER BY term LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit)))))
+        return dict(self._prefixes[key][1])
 
     def _authors_sql(self, authors: Sequence[str]) -> tuple[str, list[Any]] | None:
         match = author_expression(authors)
