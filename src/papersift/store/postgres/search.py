@@ -119,9 +119,8 @@ class Search(search.Search):
             " LIMIT ?", (prefix, prefix + "\U0010ffff", int(limit))))
 
     def _average_length(self, size: int) -> float:
-        """The papers' average length (LENGTH), read again when the store grew by 2,000: the
-        postings build's, without a build every paper's (at a million papers 0.74 s, the
-        first keyword query of each process, issue 36)."""
+        """The papers' average length (LENGTH) as the postings build keeps it, else every paper's
+        (0.74 s at a million papers: issue 36), read again when the store grew by 2,000."""
         return max(cached(_LENGTHS, self.db.location, size // 2000, lambda: float(
             self._postings.average_length() or self.db.value(
                 f"SELECT coalesce(avg{LENGTH}, 1) FROM papers p"))), 1.0)
@@ -163,8 +162,7 @@ class Search(search.Search):
                      weights: Sequence[float], first: int, limit: int
                      ) -> list[tuple[int, float]] | None:
         def statistics(joined: object, after: int | None) -> tuple[list[float], float]:
-            # The lexicon's counts as the ranking's read brought them (a prefix: its words'
-            # summed, as _idf sums them for the SQL ranking), not read again.
+            # The counts the ranking's read brought (a prefix's words summed, as in _idf).
             words = sorted({w for found in tokens for w in found})
             counts, size = self._postings.just_counted(words) or self._postings.read_ahead(words)
             return ([idf(max(size, 1), min(sum(counts.get(w, 0) for w in found), size))

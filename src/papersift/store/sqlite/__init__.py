@@ -18,15 +18,14 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: Path | str, readonly: bool = False) -> None:
         self.path = Path(path)
         self.conn = connect(self.path, readonly=readonly)
-        self._seen: tuple[int, int] | None = None  # (pragma data_version, total_changes) read
+        self._seen: tuple[int, int] | None = None  # commits_seen() when the version was read
         self._version = 0
         super().__init__(SQLiteDatabase(self.conn, self.path), Papers, Search)
 
     def data_version(self) -> int:
         """Moves when a commit changes what pages show (migration 0027's counter: a reader's like
-        does not move it), read again only after a commit of another connection (PRAGMA
-        data_version) or a change on this one (total_changes): a check costs what the pragma did."""
-        seen = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        does not move it), read again only when the connection has seen one (commits_seen)."""
+        seen = self.db.commits_seen()
         if seen != self._seen:
             try:
                 row = self.conn.execute("SELECT version FROM data_version WHERE id = 1").fetchone()

@@ -116,6 +116,10 @@ class SQLiteDatabase(Database):
     def snapshot(self) -> Any:
         return snapshot(self.conn)
 
+    def commits_seen(self) -> tuple[int, int]:
+        # Moves with another connection's commit (PRAGMA data_version) or a change on this one.
+        return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes
+
     def any_of(self, column: str, values: Sequence[Any], kind: str = "text"
                ) -> tuple[str, list[Any]]:
         # One JSON parameter instead of a '?' per value: no limit on how many, one plan.

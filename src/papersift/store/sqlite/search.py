@@ -89,12 +89,11 @@ class Search(search.Search):
         return counts
 
     def prefix_terms(self, prefix: str, limit: int) -> dict[str, int]:
-        """Terms in [prefix, prefix + U+10FFFF): fts5vocab walks the index in term order from
-        the first, and LIMIT stops it. Each count reads the term's whole list (`learn*`: 10 ms
-        at a million papers) and a search asks twice (plan, ranking): kept until a commit."""
+        """Terms in [prefix, prefix + U+10FFFF), in term order. fts5vocab counts each by reading
+        its whole list (`learn*`: 10 ms at a million papers); a search asks twice: kept till a commit."""
         if not prefix or limit < 1:
             return {}
-        key, seen = (prefix, limit), (self.db.value("PRAGMA data_version"), self.conn.total_changes)
+        key, seen = (prefix, limit), self.db.commits_seen()
         if self._prefixes.get(key, (None,))[0] != seen:
             if len(self._prefixes) > _PREFIXES_MAX:
                 self._prefixes.clear()
